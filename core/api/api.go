@@ -1,0 +1,165 @@
+// Package api holds the HTTP/JSON wire contract of lockstep: request and
+// response bodies, error codes and their HTTP statuses. Server, client,
+// benchmarks and the simulator all speak these types, so the contract lives
+// in one place.
+//
+// All durations are milliseconds.
+package api
+
+// Mode is the lock mode of a request or a holder.
+type Mode string
+
+const (
+	Exclusive Mode = "exclusive"
+	Shared    Mode = "shared"
+)
+
+// Policy decides what happens when a lock frees while requests wait.
+type Policy string
+
+const (
+	// FIFO hands a freed lock to the queue head(s) inside the state machine.
+	FIFO Policy = "fifo"
+	// Throughput lets waiters race with fresh requests (unfair, fewer steps).
+	Throughput Policy = "throughput"
+)
+
+// AcquireRequest is the body of POST /lock/acquire.
+type AcquireRequest struct {
+	Resource  string `json:"resource"`
+	ClientID  string `json:"client_id"`
+	TTL       int64  `json:"ttl"`
+	Mode      Mode   `json:"mode,omitempty"`
+	Wait      int64  `json:"wait,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Policy    Policy `json:"policy,omitempty"`
+}
+
+// AcquireResponse is the 200 reply of POST /lock/acquire. When Granted is
+// false the lease fields are empty and QueuePosition tells where the request
+// stood when it gave up (0 for a try-lock).
+type AcquireResponse struct {
+	Granted       bool   `json:"granted"`
+	LeaseID       string `json:"lease_id,omitempty"`
+	FencingToken  uint64 `json:"fencing_token,omitempty"`
+	ExpiresIn     int64  `json:"expires_in,omitempty"`
+	Mode          Mode   `json:"mode,omitempty"`
+	QueuePosition int    `json:"queue_position,omitempty"`
+	// LogTime is the state machine's log time (ms) at which the answer was
+	// decided; checkers use it to judge expiry.
+	LogTime int64 `json:"log_time"`
+}
+
+// ReleaseRequest is the body of POST /lock/release.
+type ReleaseRequest struct {
+	Resource string `json:"resource"`
+	LeaseID  string `json:"lease_id"`
+}
+
+// ReleaseResponse is the 200 reply of POST /lock/release.
+type ReleaseResponse struct {
+	Released bool  `json:"released"`
+	LogTime  int64 `json:"log_time"`
+}
+
+// RenewRequest is the body of POST /lock/renew. TTL 0 reuses the lease's TTL.
+type RenewRequest struct {
+	Resource string `json:"resource"`
+	LeaseID  string `json:"lease_id"`
+	TTL      int64  `json:"ttl,omitempty"`
+}
+
+// RenewResponse is the 200 reply of POST /lock/renew.
+type RenewResponse struct {
+	ExpiresIn    int64  `json:"expires_in"`
+	FencingToken uint64 `json:"fencing_token"`
+	LogTime      int64  `json:"log_time"`
+}
+
+// Holder is one current holder in a StatusResponse.
+type Holder struct {
+	ClientID     string `json:"client_id"`
+	LeaseID      string `json:"lease_id"`
+	Mode         Mode   `json:"mode"`
+	FencingToken uint64 `json:"fencing_token"`
+	ExpiresIn    int64  `json:"expires_in"`
+}
+
+// Waiter is one queued request in a StatusResponse.
+type Waiter struct {
+	ClientID string `json:"client_id"`
+	Mode     Mode   `json:"mode"`
+}
+
+// StatusResponse is the reply of GET /lock/status?resource=R.
+type StatusResponse struct {
+	Resource string   `json:"resource"`
+	Holders  []Holder `json:"holders"`
+	Queue    []Waiter `json:"queue"`
+	LogTime  int64    `json:"log_time"`
+}
+
+// Node is one member in a ClusterResponse.
+type Node struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raft_addr"`
+	HTTPAddr string `json:"http_addr"`
+	State    string `json:"state"`
+}
+
+// ClusterResponse is the reply of GET /cluster.
+type ClusterResponse struct {
+	Leader string `json:"leader"`
+	Nodes  []Node `json:"nodes"`
+}
+
+// Error is the body of every non-2xx reply.
+type Error struct {
+	Error string `json:"error"`
+	Code  Code   `json:"code"`
+}
+
+// Code is a machine-readable error class.
+type Code string
+
+const (
+	CodeInvalidArgument  Code = "invalid_argument"
+	CodeNotHolder        Code = "not_holder"
+	CodeUnavailable      Code = "unavailable"
+	CodeNotFound         Code = "not_found"
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	// CodeResourceExhausted: a configured bound (queue length, lock count) was hit.
+	CodeResourceExhausted Code = "resource_exhausted"
+	CodeInternal          Code = "internal"
+)
+
+// HTTPStatus maps an error code to the status the server answers with.
+func (c Code) HTTPStatus() int {
+	switch c {
+	case CodeInvalidArgument:
+		return 400
+	case CodeNotFound:
+		return 404
+	case CodeMethodNotAllowed:
+		return 405
+	case CodeNotHolder:
+		return 409
+	case CodeResourceExhausted:
+		return 429
+	case CodeUnavailable:
+		return 503
+	default:
+		return 500
+	}
+}
+
+// Paths of the public API.
+const (
+	PathAcquire = "/lock/acquire"
+	PathRelease = "/lock/release"
+	PathRenew   = "/lock/renew"
+	PathStatus  = "/lock/status"
+	PathCluster = "/cluster"
+	PathHealth  = "/healthz"
+	PathMetrics = "/metrics"
+)

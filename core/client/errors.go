@@ -1,0 +1,80 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lockstep/lockstep/core/api"
+)
+
+var (
+	// ErrNotGranted matches a *NotGrantedError: the lock was busy.
+	ErrNotGranted = errors.New("lockstep: lock not granted")
+	// ErrNotHolder matches an *APIError with code not_holder: the server
+	// does not (or no longer) know the lease.
+	ErrNotHolder = errors.New("lockstep: not the lock holder")
+	// ErrLeaseExpired is why a lease is lost when its conservative validity
+	// passed without a successful renewal.
+	ErrLeaseExpired = errors.New("lockstep: lease validity expired")
+	// ErrReleased is the Err of a lease after a successful Release.
+	ErrReleased = errors.New("lockstep: lease released")
+)
+
+// maxErrorMessage bounds how much of a non-JSON error body is kept.
+const maxErrorMessage = 256
+
+// NotGrantedError reports an acquire the server answered with granted=false.
+type NotGrantedError struct {
+	Resource string
+	// QueuePosition is where the request stood when it gave up (0 for a try-lock).
+	QueuePosition int
+}
+
+func (e *NotGrantedError) Error() string {
+	return fmt.Sprintf("lockstep: lock %q not granted (queue position %d)", e.Resource, e.QueuePosition)
+}
+
+// Is makes errors.Is(err, ErrNotGranted) true.
+func (e *NotGrantedError) Is(target error) bool { return target == ErrNotGranted }
+
+// APIError is a non-2xx reply of the server.
+type APIError struct {
+	Status  int
+	Code    api.Code // empty when the body was not an api.Error
+	Message string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("lockstep: HTTP %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// Is makes errors.Is(err, ErrNotHolder) true for code not_holder.
+func (e *APIError) Is(target error) bool {
+	return target == ErrNotHolder && e.Code == api.CodeNotHolder
+}
+
+// newAPIError decodes an error body; bodies from proxies or crashes that
+// are not api.Error JSON are kept as truncated text.
+func newAPIError(status int, body []byte) *APIError {
+	var wire api.Error
+	if json.Unmarshal(body, &wire) == nil && wire.Code != "" {
+		return &APIError{Status: status, Code: wire.Code, Message: wire.Error}
+	}
+	msg := strings.TrimSpace(string(body))
+	if len(msg) > maxErrorMessage {
+		msg = msg[:maxErrorMessage]
+	}
+	return &APIError{Status: status, Message: msg}
+}
+
+// retryable tells whether another attempt may succeed: network failures,
+// timeouts, undecodable replies and 5xx are transient; 4xx are final.
+func retryable(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Status >= 500
+	}
+	return true
+}

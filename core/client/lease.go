@@ -1,0 +1,267 @@
+package client
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/lockstep/lockstep/core/api"
+)
+
+// Lease is a granted lock. Its validity is judged on the client's clock:
+// it ends at ValidUntil, the first send of the acquire (or of the last
+// successful renew) plus expires_in minus the safety margin. A client that
+// was paused therefore learns that it may no longer hold the lock.
+type Lease struct {
+	c        *Client
+	resource string
+	id       string
+	mode     api.Mode
+
+	// renewMu serialises renewals so validUntil always stems from the
+	// renewal the server applied last.
+	renewMu sync.Mutex
+
+	mu           sync.Mutex
+	token        uint64
+	ttl          time.Duration
+	validUntil   time.Time
+	lastRenewErr error // last transient renew failure, reported on expiry
+	err          error // why the lease was lost; nil while held
+	lost         chan struct{}
+	// expiry fires at validUntil on the runtime clock to close lost without
+	// anyone polling Valid.
+	expiry     *time.Timer
+	released   bool
+	releaseErr error
+
+	// Keep-alive handles; nil without keep-alive, immutable after newLease.
+	keepAliveStop context.CancelFunc
+	keepAliveDone chan struct{}
+}
+
+// leaseGrant carries what Acquire learnt into newLease.
+type leaseGrant struct {
+	resource   string
+	id         string
+	mode       api.Mode
+	token      uint64
+	ttl        time.Duration
+	validUntil time.Time
+	keepAlive  bool
+	// ctx is the acquire context; the keep-alive keeps its values but not
+	// its cancellation, which only bounds the acquire.
+	ctx context.Context
+}
+
+func newLease(c *Client, g leaseGrant) *Lease {
+	l := &Lease{
+		c:          c,
+		resource:   g.resource,
+		id:         g.id,
+		mode:       g.mode,
+		token:      g.token,
+		ttl:        g.ttl,
+		validUntil: g.validUntil,
+		lost:       make(chan struct{}),
+	}
+	var keepAliveCtx context.Context
+	if g.keepAlive {
+		keepAliveCtx, l.keepAliveStop = context.WithCancel(context.WithoutCancel(g.ctx))
+		l.keepAliveDone = make(chan struct{})
+	}
+	// Armed under mu, after the keep-alive handles exist, so an immediately
+	// firing timer finds everything it stops.
+	l.mu.Lock()
+	l.expiry = time.AfterFunc(l.validUntil.Sub(c.now()), l.expire)
+	l.mu.Unlock()
+	if g.keepAlive {
+		go l.keepAlive(keepAliveCtx)
+	}
+	return l
+}
+
+// Resource returns the locked resource.
+func (l *Lease) Resource() string { return l.resource }
+
+// ID returns the server's lease id.
+func (l *Lease) ID() string { return l.id }
+
+// Mode returns the granted mode.
+func (l *Lease) Mode() api.Mode { return l.mode }
+
+// Token returns the fencing token; pass it to the protected resource.
+func (l *Lease) Token() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.token
+}
+
+// ValidUntil returns the instant (client clock) after which the lease must
+// be presumed lost.
+func (l *Lease) ValidUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.validUntil
+}
+
+// Valid reports whether the lease is neither lost, released nor past
+// ValidUntil.
+func (l *Lease) Valid() bool { return l.Err() == nil }
+
+// Lost is closed once the lease is known or presumed lost, or released.
+// Expiry closes it via a runtime timer, or as soon as Valid or Err observe
+// it on the configured clock.
+func (l *Lease) Lost() <-chan struct{} { return l.lost }
+
+// Err returns nil while the lease is valid, else why it is not:
+// ErrLeaseExpired, an *APIError matching ErrNotHolder, or ErrReleased.
+func (l *Lease) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.checkExpiryLocked()
+	return l.err
+}
+
+// expire is the expiry timer's callback.
+func (l *Lease) expire() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return
+	}
+	if left := l.validUntil.Sub(l.c.now()); left > 0 {
+		// Fired early: a renewal raced the timer, or Now is not the runtime clock.
+		l.expiry.Reset(left)
+		return
+	}
+	l.checkExpiryLocked()
+}
+
+// checkExpiryLocked marks the lease lost once the clock passed validUntil.
+func (l *Lease) checkExpiryLocked() {
+	if l.err != nil || l.c.now().Before(l.validUntil) {
+		return
+	}
+	err := ErrLeaseExpired
+	if l.lastRenewErr != nil {
+		err = fmt.Errorf("%w (last renew error: %w)", ErrLeaseExpired, l.lastRenewErr)
+	}
+	l.loseLocked(err)
+}
+
+// loseLocked records why the lease ended, wakes Lost watchers and stops
+// the timers and keep-alive. Once lost, a lease never becomes valid again.
+func (l *Lease) loseLocked(err error) {
+	l.err = err
+	close(l.lost)
+	l.expiry.Stop()
+	if l.keepAliveStop != nil {
+		l.keepAliveStop()
+	}
+	if !errors.Is(err, ErrReleased) {
+		l.c.log.Warn("lockstep: lease lost", "resource", l.resource, "lease_id", l.id, "err", err)
+	}
+}
+
+// Renew extends the lease by ttl (0 reuses the lease's TTL). Validity moves
+// to the renewal's first send plus the new expires_in minus the margin; a
+// failed renewal never extends it. A not_holder reply marks the lease lost.
+func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
+	if ttl < 0 || (ttl > 0 && ttl < time.Millisecond) {
+		return fmt.Errorf("lockstep: renew %q: TTL %v below 1ms", l.resource, ttl)
+	}
+	l.renewMu.Lock()
+	defer l.renewMu.Unlock()
+	if err := l.Err(); err != nil {
+		return err
+	}
+	sent := l.c.now()
+	req := request{
+		method:  http.MethodPost,
+		path:    api.PathRenew,
+		body:    api.RenewRequest{Resource: l.resource, LeaseID: l.id, TTL: ttl.Milliseconds()},
+		timeout: l.c.attemptTimeout,
+	}
+	resp, err := call[api.RenewResponse](ctx, l.c, "renew", req)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("lockstep: renew %q lease %s: %w", l.resource, l.id, err)
+		if errors.Is(err, ErrNotHolder) {
+			if l.err == nil {
+				l.loseLocked(err)
+			}
+			return err
+		}
+		l.lastRenewErr = err
+		return err
+	}
+	if l.err != nil {
+		// Presumed lost while the renewal was in flight; stay lost.
+		return l.err
+	}
+	l.validUntil = l.c.validUntil(sent, resp.ExpiresIn)
+	l.token = cmp.Or(resp.FencingToken, l.token)
+	l.ttl = cmp.Or(ttl, l.ttl)
+	l.lastRenewErr = nil
+	l.expiry.Reset(l.validUntil.Sub(l.c.now()))
+	return nil
+}
+
+// Release stops the keep-alive and releases the lease. Releasing a lease
+// the server no longer knows returns the not_holder *APIError; but when an
+// earlier attempt of this Release failed in transit, a not_holder answer to
+// the retry counts as success (that attempt may have released it, and the
+// lease is gone either way). After a conclusive answer, further calls
+// return the same result without contacting the server.
+func (l *Lease) Release(ctx context.Context) error {
+	l.stopKeepAlive()
+	l.mu.Lock()
+	if l.released {
+		l.mu.Unlock()
+		return l.releaseErr
+	}
+	l.mu.Unlock()
+
+	req := request{
+		method:  http.MethodPost,
+		path:    api.PathRelease,
+		body:    api.ReleaseRequest{Resource: l.resource, LeaseID: l.id},
+		timeout: l.c.attemptTimeout,
+	}
+	inDoubt := false
+	err := l.c.retry(ctx, "release", func(ctx context.Context, endpoint string) error {
+		var reply api.ReleaseResponse
+		err := l.c.roundTrip(ctx, endpoint, req, &reply)
+		if err != nil && retryable(err) {
+			inDoubt = true
+		}
+		return err
+	})
+	if err != nil && inDoubt && errors.Is(err, ErrNotHolder) {
+		l.c.log.Warn("lockstep: release retry found no lease; an earlier attempt probably released it",
+			"resource", l.resource, "lease_id", l.id)
+		err = nil
+	}
+	if err != nil {
+		err = fmt.Errorf("lockstep: release %q lease %s: %w", l.resource, l.id, err)
+		if !errors.Is(err, ErrNotHolder) {
+			return err // outcome unknown; the caller may retry
+		}
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.released = true
+	l.releaseErr = err
+	if l.err == nil {
+		l.loseLocked(cmp.Or(err, ErrReleased))
+	}
+	return err
+}

@@ -1,0 +1,39 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/lockstep/lockstep/core/api"
+)
+
+// Status returns the holders and queue of resource.
+func (c *Client) Status(ctx context.Context, resource string) (*api.StatusResponse, error) {
+	if resource == "" {
+		return nil, errors.New("lockstep: status: empty resource")
+	}
+	req := request{
+		method:  http.MethodGet,
+		path:    api.PathStatus,
+		query:   url.Values{"resource": {resource}},
+		timeout: c.attemptTimeout,
+	}
+	out, err := call[api.StatusResponse](ctx, c, "status", req)
+	if err != nil {
+		return nil, fmt.Errorf("lockstep: status %q: %w", resource, err)
+	}
+	return &out, nil
+}
+
+// Cluster returns the cluster membership and current leader.
+func (c *Client) Cluster(ctx context.Context) (*api.ClusterResponse, error) {
+	req := request{method: http.MethodGet, path: api.PathCluster, timeout: c.attemptTimeout}
+	out, err := call[api.ClusterResponse](ctx, c, "cluster", req)
+	if err != nil {
+		return nil, fmt.Errorf("lockstep: cluster: %w", err)
+	}
+	return &out, nil
+}

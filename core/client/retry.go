@@ -1,0 +1,55 @@
+package client
+
+import (
+	"context"
+	"fmt"
+)
+
+// attemptFunc performs one attempt of a call against endpoint.
+type attemptFunc func(ctx context.Context, endpoint string) error
+
+// retry runs attempt until it succeeds, fails with a 4xx, ctx ends or
+// MaxAttempts is used up. Attempt i goes to the i-th endpoint after the one
+// that answered last, so retries rotate across the whole cluster and a dead
+// node costs one attempt. Callers make attempts idempotent (request ids).
+func (c *Client) retry(ctx context.Context, op string, attempt attemptFunc) error {
+	start := int(c.preferred.Load())
+	var last error
+	for i := range c.maxAttempts {
+		if i > 0 {
+			if err := sleep(ctx, c.backoff.delay(i-1)); err != nil {
+				return fmt.Errorf("%w (last error: %w)", err, last)
+			}
+		}
+		idx := (start + i) % len(c.endpoints)
+		err := attempt(ctx, c.endpoints[idx])
+		if err == nil {
+			c.preferred.Store(uint32(idx))
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
+		}
+		if !retryable(err) {
+			return err
+		}
+		last = err
+		c.log.Debug("lockstep: attempt failed", "op", op, "attempt", i+1, "endpoint", c.endpoints[idx], "err", err)
+	}
+	return fmt.Errorf("giving up after %d attempts: %w", c.maxAttempts, last)
+}
+
+// call runs the idempotent request req with retries and returns the reply
+// of the attempt that succeeded (a failed attempt's partial decode is dropped).
+func call[T any](ctx context.Context, c *Client, op string, req request) (T, error) {
+	var out T
+	err := c.retry(ctx, op, func(ctx context.Context, endpoint string) error {
+		var reply T
+		if err := c.roundTrip(ctx, endpoint, req, &reply); err != nil {
+			return err
+		}
+		out = reply
+		return nil
+	})
+	return out, err
+}

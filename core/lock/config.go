@@ -1,0 +1,58 @@
+package lock
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config bounds the state machine. Every replica of a group must use the same
+// Config: it takes part in apply, so differing values would diverge replicas.
+type Config struct {
+	MinTTL             time.Duration
+	MaxTTL             time.Duration
+	MaxWait            time.Duration
+	MaxWaitersPerQueue int
+	MaxResources       int
+	// DedupeWindow is how long (log time) a (client_id, request_id) answer
+	// is remembered for retries; DedupeMax caps the table.
+	DedupeWindow time.Duration
+	DedupeMax    int
+	MaxIDLen     int
+}
+
+// DefaultConfig returns the limits lockstep ships with.
+func DefaultConfig() Config {
+	return Config{
+		MinTTL:             time.Millisecond,
+		MaxTTL:             10 * time.Minute,
+		MaxWait:            10 * time.Minute,
+		MaxWaitersPerQueue: 100_000,
+		MaxResources:       10_000_000,
+		DedupeWindow:       time.Minute,
+		DedupeMax:          2_000_000,
+		MaxIDLen:           256,
+	}
+}
+
+// Validate reports the first limit that makes no sense.
+func (c Config) Validate() error {
+	switch {
+	case c.MinTTL <= 0:
+		return fmt.Errorf("%w: MinTTL must be > 0", ErrInvalid)
+	case c.MaxTTL < c.MinTTL:
+		return fmt.Errorf("%w: MaxTTL must be >= MinTTL", ErrInvalid)
+	case c.MaxTTL > 24*time.Hour*40:
+		return fmt.Errorf("%w: MaxTTL must fit in 32-bit milliseconds", ErrInvalid)
+	case c.MaxWait < 0:
+		return fmt.Errorf("%w: MaxWait must be >= 0", ErrInvalid)
+	case c.MaxWaitersPerQueue <= 0:
+		return fmt.Errorf("%w: MaxWaitersPerQueue must be > 0", ErrInvalid)
+	case c.MaxResources <= 0:
+		return fmt.Errorf("%w: MaxResources must be > 0", ErrInvalid)
+	case c.DedupeWindow < 0 || c.DedupeMax < 0:
+		return fmt.Errorf("%w: dedupe limits must be >= 0", ErrInvalid)
+	case c.MaxIDLen <= 0 || c.MaxIDLen > 65535:
+		return fmt.Errorf("%w: MaxIDLen must be in 1..65535", ErrInvalid)
+	}
+	return nil
+}

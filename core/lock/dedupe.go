@@ -1,0 +1,70 @@
+package lock
+
+import "strconv"
+
+// dedupeTable remembers the answer to acquires that carried a request id,
+// so a client that lost a reply and retries gets the same lease instead of a
+// second one. Entries leave in insertion order once they are older than the
+// window (log time) or the table is over its cap, which keeps it bounded and
+// the eviction deterministic.
+type dedupeTable struct {
+	entries map[string]dedupeEntry
+	order   []dedupeKey
+	head    int
+}
+
+type dedupeEntry struct {
+	resource string
+	lease    Lease
+	granted  bool
+}
+
+type dedupeKey struct {
+	key string
+	at  int64
+}
+
+func newDedupeTable() dedupeTable {
+	return dedupeTable{entries: make(map[string]dedupeEntry)}
+}
+
+// dedupeKeyOf prefixes the client id with its length: ids may contain any
+// byte (NUL included), and a plain separator would let two pairs collide.
+func dedupeKeyOf(clientID, requestID string) string {
+	return strconv.Itoa(len(clientID)) + ":" + clientID + requestID
+}
+
+func (t *dedupeTable) get(key string) (dedupeEntry, bool) {
+	e, ok := t.entries[key]
+	return e, ok
+}
+
+func (t *dedupeTable) put(key string, at int64, e dedupeEntry) {
+	if _, ok := t.entries[key]; ok {
+		return // the first answer is the one retries must see
+	}
+	t.entries[key] = e
+	t.order = append(t.order, dedupeKey{key: key, at: at})
+}
+
+// evict drops entries recorded at or before cutoff and any beyond max.
+func (t *dedupeTable) evict(cutoff int64, max int) {
+	for t.head < len(t.order) {
+		k := t.order[t.head]
+		if k.at > cutoff && len(t.order)-t.head <= max {
+			break
+		}
+		delete(t.entries, k.key)
+		t.order[t.head] = dedupeKey{}
+		t.head++
+	}
+	// Compact once the dead prefix dominates, so the slice does not grow forever.
+	if t.head > 1024 && t.head*2 > len(t.order) {
+		n := copy(t.order, t.order[t.head:])
+		clear(t.order[n:])
+		t.order = t.order[:n]
+		t.head = 0
+	}
+}
+
+func (t *dedupeTable) len() int { return len(t.order) - t.head }

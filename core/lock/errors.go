@@ -1,0 +1,43 @@
+package lock
+
+import "errors"
+
+// Code is the definite outcome class of a command. Every code except OK
+// means the command changed nothing.
+type Code uint8
+
+const (
+	OK Code = iota
+	// NotHolder: release/renew of a lease that is not a live holder (never
+	// granted, released, or expired). It never resurrects a lease.
+	NotHolder
+	// Invalid: the command is malformed (bad resource, TTL, mode).
+	Invalid
+	// QueueFull: the resource's queue is at Config.MaxWaitersPerQueue.
+	QueueFull
+	// TooManyLocks: the shard holds Config.MaxResources resources.
+	TooManyLocks
+)
+
+func (c Code) String() string {
+	switch c {
+	case OK:
+		return "ok"
+	case NotHolder:
+		return "not_holder"
+	case Invalid:
+		return "invalid_argument"
+	case QueueFull:
+		return "queue_full"
+	case TooManyLocks:
+		return "too_many_locks"
+	default:
+		return "unknown"
+	}
+}
+
+// ErrInvalid marks input that can never succeed; callers map it to 400.
+var ErrInvalid = errors.New("invalid argument")
+
+// ErrCorrupt marks a snapshot or command encoding that cannot be decoded.
+var ErrCorrupt = errors.New("corrupt encoding")

@@ -1,0 +1,327 @@
+package lock
+
+import (
+	"slices"
+	"time"
+	"unicode/utf8"
+)
+
+// refModel is the reference the property tests compare State against: the
+// same semantics written the slow, obvious way (plain slices, linear scans,
+// no interning, no heap, no inline holder), so a bug in the clever storage of
+// State shows up as a difference.
+type refModel struct {
+	cfg       Config
+	now       int64
+	term      uint64
+	mono      int64
+	lastToken uint64
+	res       map[string]*refResource
+	// dedupe holds remembered acquires in the order they were first seen.
+	dedupe []refDedupe
+}
+
+type refResource struct {
+	holders []Lease // in grant order
+	queue   []refWaiter
+}
+
+type refWaiter struct {
+	id       LeaseID
+	client   string
+	mode     Mode
+	deadline int64
+	ttlMs    int64
+}
+
+type refDedupe struct {
+	client, request string
+	at              int64
+	resource        string
+	lease           Lease
+	granted         bool
+}
+
+func newRefModel(cfg Config) *refModel {
+	return &refModel{cfg: cfg, res: make(map[string]*refResource)}
+}
+
+// valid restates the command rules of the API in the simplest terms.
+func (m *refModel) valid(c *Command) bool {
+	id := func(s string, required bool) bool {
+		if s == "" {
+			return !required
+		}
+		return len(s) <= m.cfg.MaxIDLen && utf8.ValidString(s)
+	}
+	ttlOK := func(ms int64) bool {
+		return ms >= m.cfg.MinTTL.Milliseconds() && ms >= 1 && ms <= m.cfg.MaxTTL.Milliseconds()
+	}
+	switch c.Op {
+	case OpTick:
+		return true
+	case OpStatus:
+		return id(c.Resource, true)
+	case OpRelease, OpCancel:
+		return id(c.Resource, true) && !c.LeaseID.IsZero()
+	case OpRenew:
+		return id(c.Resource, true) && !c.LeaseID.IsZero() && (c.TTLMs == 0 || ttlOK(c.TTLMs))
+	case OpAcquire:
+		return id(c.Resource, true) && id(c.ClientID, true) && id(c.RequestID, false) &&
+			(c.Mode == Exclusive || c.Mode == Shared) && (c.Policy == FIFO || c.Policy == Throughput) &&
+			ttlOK(c.TTLMs) && c.WaitMs >= 0 && c.WaitMs <= m.cfg.MaxWait.Milliseconds() &&
+			!c.LeaseID.IsZero()
+	}
+	return false
+}
+
+// apply is the reference for State.Apply.
+func (m *refModel) apply(e Entry) (Result, []Event) {
+	var ev []Event
+	emit := func(kind EventKind, res string, l Lease, queued bool) {
+		ev = append(ev, Event{Kind: kind, Index: e.Index, LogTime: m.now, Resource: res, Lease: l, Queued: queued})
+	}
+	c := e.Command
+	if e.Term != m.term {
+		m.term, m.mono = e.Term, c.Mono
+	} else if c.Mono > m.mono {
+		m.now += c.Mono - m.mono
+		m.mono = c.Mono
+	}
+	m.expire(emit)
+
+	var res Result
+	if !m.valid(&c) {
+		res = Result{Code: Invalid}
+	} else {
+		res = m.command(&c, emit)
+	}
+	// Forget remembered acquires older than the window or beyond the cap.
+	cutoff := m.now - int64(m.cfg.DedupeWindow)
+	for len(m.dedupe) > 0 && (m.dedupe[0].at <= cutoff || len(m.dedupe) > m.cfg.DedupeMax) {
+		m.dedupe = m.dedupe[1:]
+	}
+	res.LogTime = m.now
+	return res, ev
+}
+
+type emitFunc func(kind EventKind, res string, l Lease, queued bool)
+
+// expire frees due leases resource by resource, earliest (expiry, token)
+// first, dropping each resource's due holders newest first.
+func (m *refModel) expire(emit emitFunc) {
+	type due struct {
+		name  string
+		at    int64
+		token uint64
+	}
+	var dues []due
+	for name, r := range m.res {
+		first := slices.MinFunc(r.holders, func(a, b Lease) int {
+			if a.ExpiresAt != b.ExpiresAt {
+				return cmpInt(a.ExpiresAt, b.ExpiresAt)
+			}
+			return cmpInt(a.Token, b.Token)
+		})
+		if first.ExpiresAt <= m.now {
+			dues = append(dues, due{name, first.ExpiresAt, first.Token})
+		}
+	}
+	slices.SortFunc(dues, func(a, b due) int {
+		if a.at != b.at {
+			return cmpInt(a.at, b.at)
+		}
+		return cmpInt(a.token, b.token)
+	})
+	for _, d := range dues {
+		r := m.res[d.name]
+		for i := len(r.holders) - 1; i >= 0; i-- {
+			if h := r.holders[i]; h.ExpiresAt <= m.now {
+				r.holders = slices.Delete(r.holders, i, i+1)
+				emit(EventExpire, d.name, h, false)
+			}
+		}
+		m.settle(d.name, emit)
+	}
+}
+
+func cmpInt[T int64 | uint64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// settle hands a resource to its queue head(s) after holders or waiters left
+// and forgets it once nobody holds it.
+func (m *refModel) settle(name string, emit emitFunc) {
+	r := m.res[name]
+	for len(r.queue) > 0 {
+		w := r.queue[0]
+		if w.deadline <= m.now {
+			r.queue = r.queue[1:]
+			emit(EventCancel, name, Lease{ID: w.id, ClientID: w.client, Mode: w.mode}, false)
+			continue
+		}
+		if !r.fits(w.mode) {
+			break
+		}
+		r.queue = r.queue[1:]
+		m.grant(name, w.id, w.client, w.mode, w.ttlMs, true, emit)
+	}
+	if len(r.holders) == 0 {
+		delete(m.res, name)
+		emit(EventFreed, name, Lease{}, false)
+	}
+}
+
+// fits reports whether mode is compatible with every current holder.
+func (r *refResource) fits(mode Mode) bool {
+	for _, h := range r.holders {
+		if h.Mode == Exclusive || mode == Exclusive {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *refModel) grant(name string, id LeaseID, client string, mode Mode, ttlMs int64, queued bool, emit emitFunc) Lease {
+	m.lastToken++
+	l := Lease{ID: id, ClientID: client, Mode: mode, Token: m.lastToken,
+		ExpiresAt: m.now + ttlMs*int64(time.Millisecond), TTLMs: ttlMs}
+	m.res[name].holders = append(m.res[name].holders, l)
+	emit(EventGrant, name, l, queued)
+	return l
+}
+
+func (m *refModel) find(name string, id LeaseID) (r *refResource, holder, waiter int) {
+	r = m.res[name]
+	if r == nil {
+		return nil, -1, -1
+	}
+	holder = slices.IndexFunc(r.holders, func(h Lease) bool { return h.ID == id })
+	waiter = slices.IndexFunc(r.queue, func(w refWaiter) bool { return w.id == id })
+	return r, holder, waiter
+}
+
+func (m *refModel) command(c *Command, emit emitFunc) Result {
+	switch c.Op {
+	case OpAcquire:
+		if c.RequestID != "" {
+			for _, d := range m.dedupe {
+				if d.client == c.ClientID && d.request == c.RequestID {
+					return m.replay(d)
+				}
+			}
+		}
+		res := m.acquire(c, emit)
+		if c.RequestID != "" && res.Code == OK {
+			d := refDedupe{client: c.ClientID, request: c.RequestID, at: m.now, resource: c.Resource,
+				lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode}, granted: res.Granted}
+			if res.Granted {
+				d.lease = res.Lease
+			}
+			m.dedupe = append(m.dedupe, d)
+		}
+		return res
+	case OpRelease:
+		r, h, _ := m.find(c.Resource, c.LeaseID)
+		if h < 0 {
+			return Result{Code: NotHolder}
+		}
+		l := r.holders[h]
+		r.holders = slices.Delete(r.holders, h, h+1)
+		emit(EventRelease, c.Resource, l, false)
+		m.settle(c.Resource, emit)
+		return Result{Lease: l}
+	case OpRenew:
+		r, h, _ := m.find(c.Resource, c.LeaseID)
+		if h < 0 {
+			return Result{Code: NotHolder}
+		}
+		l := &r.holders[h]
+		if c.TTLMs != 0 {
+			l.TTLMs = c.TTLMs
+		}
+		l.ExpiresAt = m.now + l.TTLMs*int64(time.Millisecond)
+		emit(EventRenew, c.Resource, *l, false)
+		return Result{Lease: *l}
+	case OpCancel:
+		r, h, w := m.find(c.Resource, c.LeaseID)
+		switch {
+		case w >= 0:
+			gone := r.queue[w]
+			r.queue = slices.Delete(r.queue, w, w+1)
+			emit(EventCancel, c.Resource, Lease{ID: gone.id, ClientID: gone.client, Mode: gone.mode}, false)
+			m.settle(c.Resource, emit)
+			return Result{Position: w + 1}
+		case h >= 0:
+			return Result{Granted: true, Lease: r.holders[h]}
+		}
+		return Result{}
+	case OpStatus:
+		st := m.status(c.Resource)
+		return Result{Status: &st}
+	}
+	return Result{}
+}
+
+func (m *refModel) acquire(c *Command, emit emitFunc) Result {
+	r := m.res[c.Resource]
+	if r == nil {
+		if len(m.res) >= m.cfg.MaxResources {
+			return Result{Code: TooManyLocks}
+		}
+		r = &refResource{}
+		m.res[c.Resource] = r
+	}
+	if r.fits(c.Mode) && len(r.queue) == 0 {
+		return Result{Granted: true, Lease: m.grant(c.Resource, c.LeaseID, c.ClientID, c.Mode, c.TTLMs, false, emit)}
+	}
+	if c.WaitMs == 0 || c.Policy == Throughput {
+		return Result{}
+	}
+	if len(r.queue) >= m.cfg.MaxWaitersPerQueue {
+		return Result{Code: QueueFull}
+	}
+	r.queue = append(r.queue, refWaiter{id: c.LeaseID, client: c.ClientID, mode: c.Mode,
+		deadline: m.now + c.WaitMs*int64(time.Millisecond), ttlMs: c.TTLMs})
+	l := Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode}
+	emit(EventEnqueue, c.Resource, l, false)
+	return Result{Queued: true, Position: len(r.queue), Lease: l}
+}
+
+// replay answers a retried acquire from what became of its first attempt.
+func (m *refModel) replay(d refDedupe) Result {
+	if r, h, w := m.find(d.resource, d.lease.ID); r != nil {
+		if h >= 0 {
+			return Result{Granted: true, Lease: r.holders[h]}
+		}
+		if w >= 0 {
+			return Result{Queued: true, Position: w + 1, Lease: Lease{ID: d.lease.ID}}
+		}
+	}
+	if d.granted {
+		return Result{Granted: true, Lease: d.lease}
+	}
+	return Result{}
+}
+
+// status lists holders and the waiters whose deadline has not passed.
+func (m *refModel) status(name string) Status {
+	st := Status{Resource: name}
+	r := m.res[name]
+	if r == nil {
+		return st
+	}
+	st.Holders = slices.Clone(r.holders)
+	for _, w := range r.queue {
+		if w.deadline > m.now {
+			st.Queue = append(st.Queue, Waiter{ID: w.id, ClientID: w.client, Mode: w.mode, Deadline: w.deadline})
+		}
+	}
+	return st
+}

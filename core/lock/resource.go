@@ -1,0 +1,156 @@
+package lock
+
+// holder is the stored form of a live lease. It is kept small on purpose:
+// the first holder of every resource is stored inline and memory per active
+// lease is a capacity target.
+type holder struct {
+	id        LeaseID
+	token     uint64
+	expiresAt int64
+	ttlMs     uint32
+	client    uint32
+	mode      Mode
+}
+
+// waiter is the stored form of a queued request.
+type waiter struct {
+	id       LeaseID
+	deadline int64
+	ttlMs    uint32
+	client   uint32
+	mode     Mode
+}
+
+// resource is one lock. A resource exists only while it has holders; a
+// queue is never kept without a holder because a free lock grants its head.
+type resource struct {
+	name      string
+	first     holder
+	heapIndex int32
+	more      *resourceExtra
+}
+
+// resourceExtra holds the rarely used parts: extra shared holders and the
+// wait queue. Uncontended exclusive locks never allocate it.
+type resourceExtra struct {
+	shared []holder
+	queue  []waiter
+}
+
+func (r *resource) holderCount() int {
+	n := 0
+	if r.first.token != 0 {
+		n = 1
+	}
+	if r.more != nil {
+		n += len(r.more.shared)
+	}
+	return n
+}
+
+// holderAt returns the i-th holder, first the inline one.
+func (r *resource) holderAt(i int) *holder {
+	if i == 0 {
+		return &r.first
+	}
+	return &r.more.shared[i-1]
+}
+
+func (r *resource) findHolder(id LeaseID) int {
+	n := r.holderCount()
+	for i := 0; i < n; i++ {
+		if r.holderAt(i).id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// removeHolder drops holder i, keeping the others in grant order.
+func (r *resource) removeHolder(i int) {
+	if i == 0 {
+		if r.more != nil && len(r.more.shared) > 0 {
+			r.first = r.more.shared[0]
+			r.more.shared = deleteAt(r.more.shared, 0)
+		} else {
+			r.first = holder{}
+		}
+	} else {
+		r.more.shared = deleteAt(r.more.shared, i-1)
+	}
+	r.shrink()
+}
+
+func (r *resource) addHolder(h holder) {
+	if r.first.token == 0 {
+		r.first = h
+		return
+	}
+	r.extra().shared = append(r.extra().shared, h)
+}
+
+func (r *resource) extra() *resourceExtra {
+	if r.more == nil {
+		r.more = &resourceExtra{}
+	}
+	return r.more
+}
+
+func (r *resource) queue() []waiter {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.queue
+}
+
+func (r *resource) findWaiter(id LeaseID) int {
+	for i, w := range r.queue() {
+		if w.id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (r *resource) removeWaiter(i int) {
+	r.more.queue = deleteAt(r.more.queue, i)
+	r.shrink()
+}
+
+func (r *resource) shrink() {
+	if r.more != nil && len(r.more.shared) == 0 && len(r.more.queue) == 0 {
+		r.more = nil
+	}
+}
+
+// compatible reports whether a request in mode m could hold r right now,
+// ignoring the queue.
+func (r *resource) compatible(m Mode) bool {
+	n := r.holderCount()
+	if n == 0 {
+		return true
+	}
+	return m == Shared && r.first.mode == Shared
+}
+
+// due is the earliest expiry among holders, with the token of that holder
+// as a tie-breaker (tokens are unique).
+func (r *resource) due() (int64, uint64) {
+	at, token := r.first.expiresAt, r.first.token
+	if r.more != nil {
+		for i := range r.more.shared {
+			h := &r.more.shared[i]
+			if h.expiresAt < at || (h.expiresAt == at && h.token < token) {
+				at, token = h.expiresAt, h.token
+			}
+		}
+	}
+	return at, token
+}
+
+func deleteAt[T any](s []T, i int) []T {
+	copy(s[i:], s[i+1:])
+	var zero T
+	s[len(s)-1] = zero
+	return s[:len(s)-1]
+}

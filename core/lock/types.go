@@ -1,0 +1,249 @@
+package lock
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+)
+
+// Mode is the lock mode of a request or holder.
+type Mode uint8
+
+const (
+	Exclusive Mode = iota + 1
+	Shared
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Exclusive:
+		return "exclusive"
+	case Shared:
+		return "shared"
+	default:
+		return fmt.Sprintf("mode(%d)", uint8(m))
+	}
+}
+
+// ParseMode maps the API spelling to a Mode; "" means exclusive.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "", "exclusive", "X", "x":
+		return Exclusive, nil
+	case "shared", "S", "s":
+		return Shared, nil
+	default:
+		return 0, fmt.Errorf("%w: unknown mode %q (want exclusive or shared)", ErrInvalid, s)
+	}
+}
+
+// Policy decides who gets a freed lock.
+type Policy uint8
+
+const (
+	// FIFO queues waiters in the state machine and grants the head on free.
+	FIFO Policy = iota
+	// Throughput never queues: waiters race with fresh requests when the
+	// lock frees (optimistic, unfair, one log entry fewer per handoff).
+	Throughput
+)
+
+func (p Policy) String() string {
+	if p == Throughput {
+		return "throughput"
+	}
+	return "fifo"
+}
+
+// ParsePolicy maps the API spelling to a Policy; "" means FIFO.
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "", "fifo":
+		return FIFO, nil
+	case "throughput":
+		return Throughput, nil
+	default:
+		return 0, fmt.Errorf("%w: unknown policy %q (want fifo or throughput)", ErrInvalid, s)
+	}
+}
+
+// LeaseID names one grant (or one queued request that becomes a grant). It
+// is 128 random bits chosen by the proposer and carried in the log entry, so
+// apply stays deterministic while the ID stays unguessable.
+type LeaseID [16]byte
+
+// NewLeaseID draws a fresh random LeaseID.
+func NewLeaseID() LeaseID {
+	var id LeaseID
+	if _, err := rand.Read(id[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // the runtime guarantees it never does
+	}
+	return id
+}
+
+func (id LeaseID) String() string { return hex.EncodeToString(id[:]) }
+
+// IsZero reports whether id is the zero value (never a valid lease).
+func (id LeaseID) IsZero() bool { return id == LeaseID{} }
+
+// ParseLeaseID parses the 32-hex-digit form produced by String.
+func ParseLeaseID(s string) (LeaseID, error) {
+	var id LeaseID
+	if len(s) != 32 {
+		return id, fmt.Errorf("%w: lease_id must be 32 hex digits", ErrInvalid)
+	}
+	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
+		return id, fmt.Errorf("%w: lease_id must be 32 hex digits", ErrInvalid)
+	}
+	if id.IsZero() {
+		return id, fmt.Errorf("%w: lease_id must not be zero", ErrInvalid)
+	}
+	return id, nil
+}
+
+// Op is the kind of a command in the log.
+type Op uint8
+
+const (
+	OpAcquire Op = iota + 1
+	OpRelease
+	OpRenew
+	// OpCancel removes a queued request (its wait elapsed or its caller left).
+	OpCancel
+	// OpTick only advances log time, expiring what is due.
+	OpTick
+	// OpStatus is a read that goes through the log, so it is linearizable.
+	OpStatus
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpAcquire:
+		return "acquire"
+	case OpRelease:
+		return "release"
+	case OpRenew:
+		return "renew"
+	case OpCancel:
+		return "cancel"
+	case OpTick:
+		return "tick"
+	case OpStatus:
+		return "status"
+	default:
+		return fmt.Sprintf("op(%d)", uint8(o))
+	}
+}
+
+// Command is one state machine input, as carried in a Raft log entry.
+type Command struct {
+	Op Op
+	// Mono is the leader's monotonic clock reading (ns) when it proposed the
+	// command. Together with the entry's term it drives log time.
+	Mono      int64
+	Resource  string
+	ClientID  string
+	RequestID string
+	LeaseID   LeaseID
+	Mode      Mode
+	Policy    Policy
+	// TTLMs is the lease length; on renew 0 keeps the lease's own TTL.
+	TTLMs int64
+	// WaitMs > 0 queues an acquire for that long; 0 is a try-lock.
+	WaitMs int64
+}
+
+// Entry is a command with the log position the state machine applies it at.
+type Entry struct {
+	Index uint64
+	// Term of the entry: only the leader of a term creates entries with that
+	// term, so the pair (Term, Mono) is one clock.
+	Term    uint64
+	Command Command
+}
+
+// Lease describes one holder.
+type Lease struct {
+	ID        LeaseID
+	ClientID  string
+	Mode      Mode
+	Token     uint64
+	ExpiresAt int64 // log time, ns
+	TTLMs     int64
+}
+
+// Waiter describes one queued request.
+type Waiter struct {
+	ID       LeaseID
+	ClientID string
+	Mode     Mode
+	Deadline int64 // log time, ns
+}
+
+// Status is the view of one resource.
+type Status struct {
+	Resource string
+	Holders  []Lease
+	Queue    []Waiter
+}
+
+// Result is what applying one command answered.
+type Result struct {
+	Code    Code
+	Granted bool
+	// Queued is set when an acquire (or a retried one) waits in the queue.
+	Queued bool
+	// Position is the 1-based queue position of a queued or cancelled request.
+	Position int
+	Lease    Lease
+	LogTime  int64
+	Status   *Status
+}
+
+// EventKind classifies state machine events.
+type EventKind uint8
+
+const (
+	EventEnqueue EventKind = iota + 1
+	EventGrant
+	EventRelease
+	EventExpire
+	EventCancel
+	EventRenew
+	// EventFreed says a resource lost all holders with nobody queued: in
+	// throughput mode this wakes the racers.
+	EventFreed
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventEnqueue:
+		return "enqueue"
+	case EventGrant:
+		return "grant"
+	case EventRelease:
+		return "release"
+	case EventExpire:
+		return "expire"
+	case EventCancel:
+		return "cancel"
+	case EventRenew:
+		return "renew"
+	case EventFreed:
+		return "freed"
+	default:
+		return fmt.Sprintf("event(%d)", uint8(k))
+	}
+}
+
+// Event is one change applied to a resource. Events are produced in a
+// deterministic order, so every replica emits the same sequence.
+type Event struct {
+	Kind     EventKind
+	Index    uint64
+	LogTime  int64
+	Resource string
+	Lease    Lease
+	// Queued marks a grant made to a queued waiter (not the command itself).
+	Queued bool
+}

@@ -1,0 +1,86 @@
+package lock
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Check reports why cmd can never succeed, or nil. The server calls it before
+// proposing (to answer 400 without touching the log) and Apply calls it again,
+// because a log entry must never be able to corrupt state.
+func (c Config) Check(cmd *Command) error {
+	needsResource := cmd.Op != OpTick
+	if needsResource {
+		if err := c.checkID("resource", cmd.Resource, true); err != nil {
+			return err
+		}
+	}
+	switch cmd.Op {
+	case OpAcquire:
+		if err := c.checkID("client_id", cmd.ClientID, true); err != nil {
+			return err
+		}
+		if err := c.checkID("request_id", cmd.RequestID, false); err != nil {
+			return err
+		}
+		if cmd.Mode != Exclusive && cmd.Mode != Shared {
+			return fmt.Errorf("%w: mode must be exclusive or shared", ErrInvalid)
+		}
+		if cmd.Policy != FIFO && cmd.Policy != Throughput {
+			return fmt.Errorf("%w: policy must be fifo or throughput", ErrInvalid)
+		}
+		if err := c.checkTTL(cmd.TTLMs, false); err != nil {
+			return err
+		}
+		// Compare in ms: converting a huge WaitMs to ns would wrap and pass.
+		if cmd.WaitMs < 0 || cmd.WaitMs > c.MaxWait.Milliseconds() {
+			return fmt.Errorf("%w: wait must be in 0..%d ms", ErrInvalid, c.MaxWait.Milliseconds())
+		}
+		if cmd.LeaseID.IsZero() {
+			return fmt.Errorf("%w: proposer must assign a lease id", ErrInvalid)
+		}
+	case OpRenew:
+		if err := c.checkTTL(cmd.TTLMs, true); err != nil {
+			return err
+		}
+		fallthrough
+	case OpRelease, OpCancel:
+		if cmd.LeaseID.IsZero() {
+			return fmt.Errorf("%w: lease_id is required", ErrInvalid)
+		}
+	case OpTick, OpStatus:
+	default:
+		return fmt.Errorf("%w: unknown op %d", ErrInvalid, cmd.Op)
+	}
+	return nil
+}
+
+func (c Config) checkID(field, s string, required bool) error {
+	if s == "" {
+		if required {
+			return fmt.Errorf("%w: %s is required", ErrInvalid, field)
+		}
+		return nil
+	}
+	if len(s) > c.MaxIDLen {
+		return fmt.Errorf("%w: %s is %d bytes, at most %d allowed", ErrInvalid, field, len(s), c.MaxIDLen)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: %s must be valid UTF-8", ErrInvalid, field)
+	}
+	return nil
+}
+
+func (c Config) checkTTL(ttlMs int64, zeroOK bool) error {
+	if ttlMs == 0 && zeroOK {
+		return nil
+	}
+	// The upper bound is checked in ms first: converting a huge ttlMs to ns
+	// would wrap and pass.
+	if ttlMs <= 0 || ttlMs > c.MaxTTL.Milliseconds() || time.Duration(ttlMs)*time.Millisecond < c.MinTTL {
+		return fmt.Errorf("%w: ttl must be in %d..%d ms", ErrInvalid,
+			c.MinTTL.Milliseconds(), c.MaxTTL.Milliseconds())
+	}
+	return nil
+}

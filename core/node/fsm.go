@@ -1,0 +1,116 @@
+package node
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/lockstep/lockstep/core/lock"
+)
+
+// fsm adapts the pure lock.State to raft.BatchingFSM. It owns the only lock
+// around the state: apply, snapshots and local reads take it.
+type fsm struct {
+	mu     sync.Mutex
+	state  *lock.State
+	notify *notifier
+	// onEvent sees every event in apply order (the simulator's trace).
+	onEvent func(lock.Event)
+}
+
+var (
+	_ raft.FSM         = (*fsm)(nil)
+	_ raft.BatchingFSM = (*fsm)(nil)
+)
+
+func newFSM(cfg lock.Config, n *notifier, onEvent func(lock.Event)) (*fsm, error) {
+	st, err := lock.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &fsm{state: st, notify: n, onEvent: onEvent}, nil
+}
+
+// applied is what an ApplyFuture's Response holds: the result, or why the
+// entry could not be read.
+type applied struct {
+	res lock.Result
+	err error
+}
+
+func (f *fsm) Apply(l *raft.Log) interface{} {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
+	out := make([]interface{}, len(logs))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		cmd, err := lock.DecodeCommand(l.Data)
+		if err != nil {
+			// A corrupt entry is skipped on every replica alike; failing the
+			// caller beats crashing the group.
+			out[i] = applied{err: fmt.Errorf("entry %d: %w", l.Index, err)}
+			continue
+		}
+		res, events := f.state.Apply(lock.Entry{Index: l.Index, Term: l.Term, Command: cmd})
+		out[i] = applied{res: res}
+		if len(events) > 0 {
+			f.dispatch(l.Index, events)
+		}
+	}
+	return out
+}
+
+func (f *fsm) dispatch(index uint64, events []lock.Event) {
+	if f.onEvent != nil {
+		for _, ev := range events {
+			f.onEvent(ev)
+		}
+	}
+	f.notify.deliver(index, events)
+}
+
+// read runs fn with the state locked, for local (possibly stale) reads.
+func (f *fsm) read(fn func(*lock.State)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f.state)
+}
+
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return snapshot(f.state.Snapshot()), nil
+}
+
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return fmt.Errorf("read snapshot: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.state.Restore(b)
+}
+
+// snapshot is an encoded state; encoding happens under the FSM lock, writing
+// happens later without it.
+type snapshot []byte
+
+func (s snapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s snapshot) Release() {}

@@ -1,0 +1,157 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/lockstep/lockstep/core/lock"
+)
+
+// Node is one member of a lock group.
+type Node struct {
+	cfg    Config
+	raft   *raft.Raft
+	fsm    *fsm
+	notify *notifier
+	peers  map[raft.ServerID]Peer
+	done   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// New starts a node: it opens Raft on the given transport and stores,
+// bootstraps the group when asked and the node has no state yet (so the
+// same command line restarts a node), and starts the expiry ticker.
+func New(cfg Config) (*Node, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, peers: make(map[raft.ServerID]Peer), done: make(chan struct{})}
+	for _, p := range cfg.Peers {
+		n.peers[raft.ServerID(p.ID)] = p
+	}
+	n.notify = newNotifier(cfg.OnWake)
+	f, err := newFSM(cfg.Lock, n.notify, cfg.OnEvent)
+	if err != nil {
+		return nil, err
+	}
+	n.fsm = f
+	if cfg.Bootstrap {
+		if err := n.bootstrap(); err != nil {
+			return nil, err
+		}
+	}
+	r, err := raft.NewRaft(cfg.raftConfig(), f, cfg.Stores.Log, cfg.Stores.Stable, cfg.Stores.Snapshot, cfg.Transport)
+	if err != nil {
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	n.raft = r
+	n.wg.Add(1)
+	go n.runTicker()
+	return n, nil
+}
+
+func (n *Node) bootstrap() error {
+	has, err := raft.HasExistingState(n.cfg.Stores.Log, n.cfg.Stores.Stable, n.cfg.Stores.Snapshot)
+	if err != nil {
+		return fmt.Errorf("inspect raft state: %w", err)
+	}
+	if has {
+		return nil
+	}
+	var servers []raft.Server
+	for _, p := range n.cfg.Peers {
+		servers = append(servers, raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr)})
+	}
+	conf := n.cfg.raftConfig()
+	err = raft.BootstrapCluster(conf, n.cfg.Stores.Log, n.cfg.Stores.Stable, n.cfg.Stores.Snapshot,
+		n.cfg.Transport, raft.Configuration{Servers: servers})
+	if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops the ticker and Raft and closes the stores. Blocked callers
+// get ErrShutdown or an indeterminate error.
+func (n *Node) Shutdown() error {
+	var err error
+	n.once.Do(func() {
+		close(n.done)
+		n.wg.Wait()
+		err = n.raft.Shutdown().Error()
+		if c, ok := n.cfg.Transport.(raft.WithClose); ok {
+			if cerr := c.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+		if n.cfg.Stores.Close != nil {
+			if cerr := n.cfg.Stores.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	})
+	return err
+}
+
+// ID is this node's id.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Raft exposes the Raft instance to tests and fault injectors.
+func (n *Node) Raft() *raft.Raft { return n.raft }
+
+// IsLeader reports whether this node believes it leads.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Leader returns the current leader as this node knows it.
+func (n *Node) Leader() (Peer, bool) {
+	_, id := n.raft.LeaderWithID()
+	if id == "" {
+		return Peer{}, false
+	}
+	p, ok := n.peers[id]
+	return p, ok
+}
+
+// Peers returns the configured members.
+func (n *Node) Peers() []Peer { return append([]Peer(nil), n.cfg.Peers...) }
+
+// Stats is a snapshot of counters for /metrics and /cluster.
+type Stats struct {
+	State        string
+	Term         uint64
+	CommitIndex  uint64
+	AppliedIndex uint64
+	Lock         lock.Metrics
+}
+
+// Stats reads Raft and state machine counters.
+func (n *Node) Stats() Stats {
+	s := Stats{
+		State:        n.raft.State().String(),
+		Term:         n.raft.CurrentTerm(),
+		CommitIndex:  n.raft.CommitIndex(),
+		AppliedIndex: n.raft.AppliedIndex(),
+	}
+	n.fsm.read(func(st *lock.State) { s.Lock = st.Metrics() })
+	return s
+}
+
+// LocalStatus reads resource from this node's state without the log: fast
+// and possibly stale (a follower may lag the leader).
+func (n *Node) LocalStatus(resource string) lock.Status {
+	var st lock.Status
+	n.fsm.read(func(s *lock.State) { st = s.Status(resource) })
+	return st
+}
+
+// Snapshot returns this node's encoded state (tests compare replicas).
+func (n *Node) Snapshot() []byte {
+	var b []byte
+	n.fsm.read(func(s *lock.State) { b = s.Snapshot() })
+	return b
+}

@@ -1,0 +1,96 @@
+package node
+
+import (
+	"sync"
+
+	"github.com/lockstep/lockstep/core/lock"
+)
+
+// notifier wakes callers blocked on this node when the entries they wait for
+// are applied here. A queued acquire waits for the grant of its own lease id
+// (exactly one wake-up per grant: no thundering herd); a throughput-mode
+// acquire waits for its resource to be freed and then races.
+type notifier struct {
+	mu     sync.Mutex
+	grants map[lock.LeaseID]chan lock.Event
+	freed  map[string]map[chan struct{}]struct{}
+	onWake func(resource string, index uint64, woken int)
+}
+
+func newNotifier(onWake func(string, uint64, int)) *notifier {
+	return &notifier{
+		grants: make(map[lock.LeaseID]chan lock.Event),
+		freed:  make(map[string]map[chan struct{}]struct{}),
+		onWake: onWake,
+	}
+}
+
+// waitGrant registers interest in the grant (or cancellation) of id. The
+// channel has room for one event, so delivery never blocks apply.
+func (n *notifier) waitGrant(id lock.LeaseID) (<-chan lock.Event, func()) {
+	ch := make(chan lock.Event, 1)
+	n.mu.Lock()
+	n.grants[id] = ch
+	n.mu.Unlock()
+	return ch, func() {
+		n.mu.Lock()
+		if n.grants[id] == ch {
+			delete(n.grants, id)
+		}
+		n.mu.Unlock()
+	}
+}
+
+// waitFreed registers interest in resource becoming free.
+func (n *notifier) waitFreed(resource string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	n.mu.Lock()
+	set := n.freed[resource]
+	if set == nil {
+		set = make(map[chan struct{}]struct{})
+		n.freed[resource] = set
+	}
+	set[ch] = struct{}{}
+	n.mu.Unlock()
+	return ch, func() {
+		n.mu.Lock()
+		delete(n.freed[resource], ch)
+		if len(n.freed[resource]) == 0 {
+			delete(n.freed, resource)
+		}
+		n.mu.Unlock()
+	}
+}
+
+func (n *notifier) deliver(index uint64, events []lock.Event) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ev := range events {
+		woken := 0
+		switch ev.Kind {
+		case lock.EventGrant, lock.EventCancel:
+			if !ev.Queued && ev.Kind == lock.EventGrant {
+				continue // the proposer learns of a direct grant from its result
+			}
+			if ch, ok := n.grants[ev.Lease.ID]; ok {
+				delete(n.grants, ev.Lease.ID)
+				ch <- ev
+				woken = 1
+			}
+		case lock.EventFreed:
+			for ch := range n.freed[ev.Resource] {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+				woken++
+			}
+			delete(n.freed, ev.Resource)
+		default:
+			continue
+		}
+		if n.onWake != nil && woken > 0 {
+			n.onWake(ev.Resource, index, woken)
+		}
+	}
+}

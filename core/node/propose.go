@@ -1,0 +1,119 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/lockstep/lockstep/core/lock"
+)
+
+// Forwarder carries a command from a follower to the leader and the
+// leader's result back. Implementations: HTTP between lockd processes, the
+// simulated network in sim/.
+type Forwarder interface {
+	// Forward returns the leader's encoded lock.Result for the encoded
+	// command. It returns an error wrapping ErrNotLeader when the target
+	// refused before proposing, ErrUnavailable when the command surely did
+	// not arrive, and anything else when the outcome is unknown.
+	Forward(ctx context.Context, leader Peer, cmd []byte) ([]byte, error)
+}
+
+// retryDelay is how long a proposer waits for a leader to appear.
+const retryDelay = 10 * time.Millisecond
+
+// propose gets cmd applied by the current leader, from any node. It retries
+// only while the command surely was not proposed (no leader yet, the target
+// was not leader), so a command is never applied twice by a retry here.
+func (n *Node) propose(ctx context.Context, cmd lock.Command) (lock.Result, error) {
+	var buf []byte
+	for attempt := 0; ; attempt++ {
+		select {
+		case <-n.done:
+			return lock.Result{}, ErrShutdown
+		default:
+		}
+		if n.raft.State() == raft.Leader {
+			res, err := n.applyLocal(ctx, cmd)
+			if !errors.Is(err, ErrNotLeader) {
+				return res, err
+			}
+		} else if leader, ok := n.Leader(); ok && leader.ID != n.cfg.ID {
+			if buf == nil {
+				buf = lock.AppendCommand(nil, &cmd)
+			}
+			out, err := n.cfg.Forwarder.Forward(ctx, leader, buf)
+			if err == nil {
+				res, derr := lock.DecodeResult(out)
+				if derr != nil {
+					return lock.Result{}, fmt.Errorf("%w: leader reply: %w", ErrIndeterminate, derr)
+				}
+				return res, nil
+			}
+			if !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrUnavailable) {
+				return lock.Result{}, fmt.Errorf("%w: forward to %s: %w", ErrIndeterminate, leader.ID, err)
+			}
+		}
+		t := time.NewTimer(retryDelay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return lock.Result{}, fmt.Errorf("%w: %w", ErrUnavailable, ctx.Err())
+		case <-n.done:
+			t.Stop()
+			return lock.Result{}, ErrShutdown
+		case <-t.C:
+		}
+	}
+}
+
+// applyLocal appends cmd to the log on this leader, stamped with this
+// node's monotonic clock, and waits for it to apply.
+func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, error) {
+	cmd.Mono = int64(n.cfg.Clock.Now())
+	timeout := n.cfg.ProposeTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < timeout {
+			timeout = left
+		}
+	}
+	if timeout <= 0 {
+		return lock.Result{}, fmt.Errorf("%w: deadline passed before proposing", ErrUnavailable)
+	}
+	f := n.raft.Apply(lock.AppendCommand(nil, &cmd), timeout)
+	if err := f.Error(); err != nil {
+		switch {
+		case errors.Is(err, raft.ErrNotLeader):
+			return lock.Result{}, ErrNotLeader
+		case errors.Is(err, raft.ErrEnqueueTimeout):
+			return lock.Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		default:
+			return lock.Result{}, fmt.Errorf("%w: %w", ErrIndeterminate, err)
+		}
+	}
+	ap, ok := f.Response().(applied)
+	if !ok {
+		return lock.Result{}, fmt.Errorf("%w: unexpected apply response %T", ErrIndeterminate, f.Response())
+	}
+	return ap.res, ap.err
+}
+
+// ServeForward applies a command forwarded by another member. It refuses
+// with ErrNotLeader unless this node leads, so the sender may retry.
+func (n *Node) ServeForward(ctx context.Context, encoded []byte) ([]byte, error) {
+	cmd, err := lock.DecodeCommand(encoded)
+	if err != nil {
+		return nil, err
+	}
+	if n.raft.State() != raft.Leader {
+		return nil, ErrNotLeader
+	}
+	res, err := n.applyLocal(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return lock.AppendResult(nil, &res), nil
+}

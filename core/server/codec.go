@@ -1,0 +1,66 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/node"
+)
+
+// decode reads exactly one JSON object with no unknown fields.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return fmt.Errorf("%w: body larger than %d bytes", lock.ErrInvalid, tooBig.Limit)
+		}
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: empty body, want a JSON object", lock.ErrInvalid)
+		}
+		return fmt.Errorf("%w: malformed JSON: %v", lock.ErrInvalid, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return fmt.Errorf("%w: body larger than %d bytes", lock.ErrInvalid, tooBig.Limit)
+		}
+		return fmt.Errorf("%w: trailing data after the JSON object", lock.ErrInvalid)
+	}
+	return nil
+}
+
+// classify maps an error to its API code and a message for the caller.
+func classify(err error) (api.Code, string) {
+	switch {
+	case errors.Is(err, lock.ErrInvalid):
+		return api.CodeInvalidArgument, err.Error()
+	case errors.Is(err, node.ErrNotHolder):
+		return api.CodeNotHolder, "lease is not held: it was released, expired, or never granted"
+	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks):
+		return api.CodeResourceExhausted, err.Error()
+	case errors.Is(err, node.ErrUnavailable), errors.Is(err, node.ErrIndeterminate),
+		errors.Is(err, node.ErrShutdown), errors.Is(err, node.ErrNotLeader):
+		return api.CodeUnavailable, err.Error()
+	default:
+		return api.CodeInternal, err.Error()
+	}
+}
+
+func writeError(w http.ResponseWriter, code api.Code, msg string) {
+	writeJSON(w, code.HTTPStatus(), api.Error{Error: msg, Code: code})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
