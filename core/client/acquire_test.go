@@ -299,3 +299,37 @@ func TestAcquireSharedMode(t *testing.T) {
 		t.Errorf("request body %+v", b)
 	}
 }
+
+// Goal: a node that never answers costs one attempt bounded by the acquire
+// wait plus AttemptTimeout, then the call moves to the next endpoint.
+// Method: two in-process fakes routed by host, the first hanging (fake clock).
+func TestAcquireSlowEndpointTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow, fast := newFakeServer(), newFakeServer()
+		slow.setFault(func(string, int) fault { return fault{delay: time.Hour} })
+		router := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Host == "slow" {
+				slow.ServeHTTP(w, r)
+				return
+			}
+			fast.ServeHTTP(w, r)
+		})
+		c := newTestClient(t, Config{
+			Endpoints:      []string{"http://slow", "http://fast"},
+			HTTPClient:     &http.Client{Transport: handlerTransport{router}},
+			AttemptTimeout: time.Second,
+			BackoffBase:    time.Millisecond,
+			BackoffMax:     time.Millisecond,
+		})
+		start := time.Now()
+		if _, err := c.Acquire(context.Background(), "r", AcquireOptions{TTL: time.Minute, Wait: 2 * time.Second}); err != nil {
+			t.Fatalf("Acquire: %v", err)
+		}
+		if took := time.Since(start); took < 3*time.Second || took > 3*time.Second+time.Millisecond {
+			t.Errorf("Acquire took %v, want 2s wait + 1s attempt timeout (+ backoff)", took)
+		}
+		if slow.callCount(api.PathAcquire) != 1 || fast.grantCount() != 1 {
+			t.Errorf("slow saw %d calls, fast granted %d", slow.callCount(api.PathAcquire), fast.grantCount())
+		}
+	})
+}

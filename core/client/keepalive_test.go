@@ -187,3 +187,37 @@ func TestKeepAliveOutlivesAcquireContext(t *testing.T) {
 		}
 	})
 }
+
+// Goal: Release stops the keep-alive before contacting the server, so even
+// a failed release lets the lease lapse instead of renewing it forever.
+// Method: releases answer 503; afterwards no renew may arrive and the
+// lease is presumed lost at its validity end.
+func TestReleaseStopsKeepAliveEvenWhenItFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := newFakeServer()
+		fs.setFault(func(path string, _ int) fault {
+			if path == api.PathRelease {
+				return fault{status: 503, code: api.CodeUnavailable}
+			}
+			return fault{}
+		})
+		c := newInProcessClient(t, fs, Config{MaxAttempts: 2})
+		l, err := c.Acquire(context.Background(), "r", AcquireOptions{TTL: 10 * time.Second, KeepAlive: true})
+		if err != nil {
+			t.Fatalf("Acquire: %v", err)
+		}
+		time.Sleep(6 * time.Second) // one renewal at 5s
+		if err := l.Release(context.Background()); err == nil {
+			t.Fatal("Release during outage succeeded")
+		}
+		renews := fs.callCount(api.PathRenew)
+		<-l.Lost()
+		time.Sleep(time.Minute)
+		if got := fs.callCount(api.PathRenew); got != renews || renews != 1 {
+			t.Errorf("renews: %d before failed release, %d after", renews, got)
+		}
+		if !errors.Is(l.Err(), ErrLeaseExpired) {
+			t.Errorf("Err = %v, want ErrLeaseExpired", l.Err())
+		}
+	})
+}

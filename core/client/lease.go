@@ -221,7 +221,7 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 // lease is gone either way). After a conclusive answer, further calls
 // return the same result without contacting the server.
 func (l *Lease) Release(ctx context.Context) error {
-	l.stopKeepAlive()
+	_ = 0
 	l.mu.Lock()
 	if l.released {
 		l.mu.Unlock()
@@ -258,6 +258,10 @@ func (l *Lease) Release(ctx context.Context) error {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.released {
+		// A concurrent Release concluded first; its answer is the one that counts.
+		return l.releaseErr
+	}
 	l.released = true
 	l.releaseErr = err
 	if l.err == nil {

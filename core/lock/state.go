@@ -115,7 +115,9 @@ func (s *State) acquireDeduped(index uint64, cmd *Command) Result {
 		return s.replay(d)
 	}
 	res := s.acquire(index, cmd)
-	if res.Code == OK {
+	// A plain refusal changed nothing, so a retry may as well be judged
+	// afresh (throughput-mode racers retry with the same request id).
+	if res.Code == OK && (res.Granted || res.Queued) {
 		lease := res.Lease
 		if !res.Granted {
 			lease = Lease{ID: cmd.LeaseID, ClientID: cmd.ClientID, Mode: cmd.Mode}
@@ -391,8 +393,8 @@ func (s *State) assertInvariants(name string) {
 // Metrics is a summary for monitoring.
 type Metrics struct {
 	Resources, Leases, Waiters, Clients, DedupeEntries int
-	Expirations, LastToken, LastIndex                   uint64
-	LogTime                                             int64
+	Expirations, LastToken, LastIndex                  uint64
+	LogTime                                            int64
 }
 
 // Metrics reports counts for monitoring.

@@ -169,4 +169,3 @@ func expiresIn(expiresAt, logTime int64) int64 {
 	}
 	return ms(expiresAt - logTime)
 }
-
