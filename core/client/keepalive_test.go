@@ -15,6 +15,20 @@ import (
 // goroutine still blocked when the bubble's function returns fails the
 // test, which is the leak check.
 
+// waitLost waits (in bubble time) for l to be lost and returns when that
+// happened relative to start; it fails instead of hanging, since a lease
+// that is never lost may keep a keep-alive busy forever.
+func waitLost(t *testing.T, l *Lease, start time.Time) time.Duration {
+	t.Helper()
+	select {
+	case <-l.Lost():
+		return time.Since(start)
+	case <-time.After(time.Hour):
+		t.Fatal("lease not lost within an hour")
+		return 0
+	}
+}
+
 // Goal: keep-alive renews every TTL/2, keeps the lease valid, and stops
 // (goroutine exits) on Release. Method: fake clock; compare renew instants.
 func TestKeepAliveRenewsAtHalfTTL(t *testing.T) {
@@ -63,8 +77,7 @@ func TestKeepAliveLossOnNotHolder(t *testing.T) {
 		}
 		time.Sleep(7 * time.Second)
 		fs.revoke("r", l.ID())
-		<-l.Lost()
-		if at := time.Since(start); at != 10*time.Second {
+		if at := waitLost(t, l, start); at != 10*time.Second {
 			t.Errorf("loss reported at %v, want 10s", at)
 		}
 		if !errors.Is(l.Err(), ErrNotHolder) {
@@ -94,8 +107,7 @@ func TestKeepAliveLossOnProlongedUnavailability(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Acquire: %v", err)
 		}
-		<-l.Lost()
-		if at := time.Since(start); at != 9*time.Second {
+		if at := waitLost(t, l, start); at != 9*time.Second {
 			t.Errorf("loss reported at %v, want 9s", at)
 		}
 		if !errors.Is(l.Err(), ErrLeaseExpired) {
@@ -155,8 +167,7 @@ func TestLeaseExpiresWithoutKeepAlive(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Acquire: %v", err)
 		}
-		<-l.Lost()
-		if at := time.Since(start); at != 1800*time.Millisecond {
+		if at := waitLost(t, l, start); at != 1800*time.Millisecond {
 			t.Errorf("presumed lost at %v, want 1.8s", at)
 		}
 		if !errors.Is(l.Err(), ErrLeaseExpired) || fs.callCount(api.PathRenew) != 0 {
@@ -211,8 +222,8 @@ func TestReleaseStopsKeepAliveEvenWhenItFails(t *testing.T) {
 			t.Fatal("Release during outage succeeded")
 		}
 		renews := fs.callCount(api.PathRenew)
-		<-l.Lost()
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // not <-l.Lost(): a regression would renew forever
+		synctest.Wait()
 		if got := fs.callCount(api.PathRenew); got != renews || renews != 1 {
 			t.Errorf("renews: %d before failed release, %d after", renews, got)
 		}

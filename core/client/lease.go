@@ -221,7 +221,7 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 // lease is gone either way). After a conclusive answer, further calls
 // return the same result without contacting the server.
 func (l *Lease) Release(ctx context.Context) error {
-	_ = 0
+	l.stopKeepAlive()
 	l.mu.Lock()
 	if l.released {
 		l.mu.Unlock()

@@ -18,6 +18,19 @@ type Config struct {
 	DedupeWindow time.Duration
 	DedupeMax    int
 	MaxIDLen     int
+	// Bugs are deliberate mistakes for the testbed's bug-mode sweeps.
+	// Production leaves them false.
+	Bugs Bugs
+}
+
+// Bugs model realistic state machine mistakes; the testbed must catch each.
+type Bugs struct {
+	// TokenInMemory: the fencing counter behaves as if kept in a leader's
+	// memory: it restarts from zero on a leader change and on restore.
+	TokenInMemory bool
+	// QueueInMemory: wait queues behave as if kept in a leader's memory:
+	// dropped (without telling the waiters) on a leader change and on restore.
+	QueueInMemory bool
 }
 
 // DefaultConfig returns the limits lockstep ships with.

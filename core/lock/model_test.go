@@ -218,7 +218,9 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 			}
 		}
 		res := m.acquire(c, emit)
-		if c.RequestID != "" && res.Code == OK {
+		// A plain refusal changed nothing, so only grants and queued
+		// requests are remembered; a refused retry is judged afresh.
+		if c.RequestID != "" && res.Code == OK && (res.Granted || res.Queued) {
 			d := refDedupe{client: c.ClientID, request: c.RequestID, at: m.now, resource: c.Resource,
 				lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode}, granted: res.Granted}
 			if res.Granted {

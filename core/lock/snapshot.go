@@ -126,8 +126,11 @@ func (s *State) Restore(b []byte) error {
 		return fmt.Errorf("restore lock snapshot: %w", d.err)
 	}
 	*s = *fresh
+	s.forgetOnNewTerm()
 	return nil
 }
+
+func validMode(m Mode) bool { return m == Exclusive || m == Shared }
 
 func (s *State) restoreResource(d *decoder) {
 	r := &resource{name: d.string(), heapIndex: -1}
@@ -140,6 +143,11 @@ func (s *State) restoreResource(d *decoder) {
 		h.expiresAt = d.varint()
 		h.ttlMs = uint32(d.uvarint())
 		h.client = s.clients.ref(d.string())
+		// Apply panics on a broken invariant, so a snapshot must not be
+		// able to smuggle one in.
+		if d.err == nil && (h.token == 0 || h.token > s.lastToken || !validMode(h.mode) || !r.compatible(h.mode)) {
+			d.err = fmt.Errorf("%w: resource %q: holder token %d mode %d breaks the lock invariants", ErrCorrupt, r.name, h.token, h.mode)
+		}
 		r.addHolder(h)
 		s.leases++
 	}
@@ -151,6 +159,9 @@ func (s *State) restoreResource(d *decoder) {
 		w.deadline = d.varint()
 		w.ttlMs = uint32(d.uvarint())
 		w.client = s.clients.ref(d.string())
+		if d.err == nil && !validMode(w.mode) {
+			d.err = fmt.Errorf("%w: resource %q: waiter mode %d", ErrCorrupt, r.name, w.mode)
+		}
 		r.extra().queue = append(r.extra().queue, w)
 		s.waiters++
 	}

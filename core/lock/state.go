@@ -38,15 +38,16 @@ type logClock struct {
 	mono int64
 }
 
-func (c *logClock) advance(term uint64, mono int64) {
+func (c *logClock) advance(term uint64, mono int64) (newTerm bool) {
 	if term != c.term {
 		c.term, c.mono = term, mono
-		return
+		return true
 	}
 	if mono > c.mono {
 		c.now += mono - c.mono
 		c.mono = mono
 	}
+	return false
 }
 
 // New returns an empty state machine bounded by cfg.
@@ -72,7 +73,9 @@ func (s *State) Apply(e Entry) (Result, []Event) {
 	if e.Index > s.lastIndex {
 		s.lastIndex = e.Index
 	}
-	s.clock.advance(e.Term, e.Command.Mono)
+	if s.clock.advance(e.Term, e.Command.Mono) {
+		s.forgetOnNewTerm()
+	}
 	cmd := &e.Command
 	s.expireDue(e.Index)
 	var res Result

@@ -133,10 +133,13 @@ func describeEvents(events []Event) []string {
 	return out
 }
 
-// testConfig is DefaultConfig: the limits tests use unless they need smaller.
-func testConfig() Config { return DefaultConfig() }
+// fataler is what test helpers need from testing.TB and *rapid.T alike.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
 
-func mustNew(t testing.TB, cfg Config) *State {
+func mustNew(t fataler, cfg Config) *State {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
@@ -170,7 +173,7 @@ func runSteps(t *testing.T, cfg Config, steps []step) {
 
 // checkSnapshotRoundTrip restores s's snapshot into a fresh State and
 // requires the same bytes back.
-func checkSnapshotRoundTrip(t testing.TB, s *State) {
+func checkSnapshotRoundTrip(t fataler, s *State) {
 	t.Helper()
 	snap := s.Snapshot()
 	fresh := mustNew(t, s.Config())
@@ -190,9 +193,9 @@ const (
 // TestApply runs scripted command sequences and compares every result and
 // event against the documented semantics.
 func TestApply(t *testing.T) {
-	small := testConfig()
+	small := DefaultConfig()
 	small.MaxWaitersPerQueue = 2
-	few := testConfig()
+	few := DefaultConfig()
 	few.MaxResources = 2
 
 	cases := []struct {
@@ -393,7 +396,7 @@ func TestApply(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			if cfg == (Config{}) {
-				cfg = testConfig()
+				cfg = DefaultConfig()
 			}
 			runSteps(t, cfg, tc.steps)
 		})
@@ -404,7 +407,7 @@ func TestApply(t *testing.T) {
 // exactly the effect of a tick at the same log position: same events (due
 // expiries still happen) and byte-identical snapshots.
 func TestApplyInvalid(t *testing.T) {
-	cfg := testConfig()
+	cfg := DefaultConfig()
 	long := strings.Repeat("r", cfg.MaxIDLen+1)
 	// 2^58 ms is 2^64 * 15625 ns: the product wraps to 0 in int64 nanoseconds.
 	const wrapsMs = int64(1) << 58
@@ -490,7 +493,7 @@ func TestApplyInvalid(t *testing.T) {
 // TestCheckBoundaries requires the largest and smallest legal values to pass
 // Check, so the invalid cases above fail for the reason they name.
 func TestCheckBoundaries(t *testing.T) {
-	cfg := testConfig()
+	cfg := DefaultConfig()
 	edge := strings.Repeat("é", cfg.MaxIDLen/2) // 256 bytes, multi-byte runes
 	cases := []struct {
 		name string
@@ -518,7 +521,7 @@ func TestCheckBoundaries(t *testing.T) {
 
 // TestMetricsCount checks the counters against a small scripted history.
 func TestMetricsCount(t *testing.T) {
-	s := mustNew(t, testConfig())
+	s := mustNew(t, DefaultConfig())
 	script := []Command{
 		as(acq("r", 'a', S, 100, 0), "c1", "q1"),
 		as(acq("r", 'b', S, 100, 0), "c2", ""),

@@ -75,6 +75,10 @@ type Config struct {
 	SnapshotInterval   time.Duration
 	TrailingLogs       uint64
 
+	// Bug turns on one deliberate mistake for the testbed (see bugs.go);
+	// "" in production.
+	Bug Bug
+
 	// OnEvent, when set, sees every state machine event this node applies
 	// (the simulator records them as the trace).
 	OnEvent func(lock.Event)
@@ -90,6 +94,7 @@ func (c *Config) setDefaults() {
 	if c.Lock == (lock.Config{}) {
 		c.Lock = lock.DefaultConfig()
 	}
+	c.Lock.Bugs = lock.Bugs{TokenInMemory: c.Bug == BugTokenInMemory, QueueInMemory: c.Bug == BugQueueInMemory}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -137,6 +142,9 @@ func (c *Config) validate() error {
 	}
 	if !found {
 		return fmt.Errorf("%w: Peers must include this node (%s)", ErrConfig, c.ID)
+	}
+	if err := c.Bug.validate(); err != nil {
+		return err
 	}
 	return c.Lock.Validate()
 }

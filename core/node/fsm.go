@@ -18,6 +18,8 @@ type fsm struct {
 	notify *notifier
 	// onEvent sees every event in apply order (the simulator's trace).
 	onEvent func(lock.Event)
+	// wallClock is set only under BugWallClockExpiry.
+	wallClock Clock
 }
 
 var (
@@ -59,7 +61,12 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 			out[i] = applied{err: fmt.Errorf("entry %d: %w", l.Index, err)}
 			continue
 		}
-		res, events := f.state.Apply(lock.Entry{Index: l.Index, Term: l.Term, Command: cmd})
+		term := l.Term
+		if f.wallClock != nil {
+			// BugWallClockExpiry: this replica's own clock, one endless "term".
+			term, cmd.Mono = 0, int64(f.wallClock.Now())
+		}
+		res, events := f.state.Apply(lock.Entry{Index: l.Index, Term: term, Command: cmd})
 		out[i] = applied{res: res}
 		if len(events) > 0 {
 			f.dispatch(l.Index, events)

@@ -40,6 +40,9 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.fsm = f
+	if cfg.Bug == BugWallClockExpiry {
+		f.wallClock = cfg.Clock
+	}
 	if cfg.Bootstrap {
 		if err := n.bootstrap(); err != nil {
 			return nil, err

@@ -20,6 +20,11 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 	if cmd.Policy == lock.Throughput && cmd.WaitMs > 0 {
 		return n.acquireRacing(ctx, cmd)
 	}
+	if n.cfg.Bug == BugFollowerGrant {
+		if res, ok := n.followerGrant(cmd); ok {
+			return res, nil
+		}
+	}
 	waitingFor := cmd.LeaseID
 	var grants <-chan lock.Event
 	stop := func() {}
@@ -141,7 +146,13 @@ func (n *Node) Release(ctx context.Context, resource string, id lock.LeaseID) (l
 
 // Renew extends a live lease to now+ttl (ttlMs 0 keeps its TTL).
 func (n *Node) Renew(ctx context.Context, resource string, id lock.LeaseID, ttlMs int64) (lock.Result, error) {
-	return n.simple(ctx, lock.Command{Op: lock.OpRenew, Resource: resource, LeaseID: id, TTLMs: ttlMs})
+	cmd := lock.Command{Op: lock.OpRenew, Resource: resource, LeaseID: id, TTLMs: ttlMs}
+	if n.cfg.Bug == BugLocalRenew {
+		if res, err, ok := n.localRenew(cmd); ok {
+			return res, err
+		}
+	}
+	return n.simple(ctx, cmd)
 }
 
 // Status reads resource through the log, so the answer is linearizable.

@@ -1,0 +1,51 @@
+# lockstep — see README.md. Every target is bounded in time.
+GO ?= go
+SEEDS ?= 500
+SCENARIO ?=
+BENCHTIME ?= 10s
+
+.PHONY: run test lint vet fmt-check unit sim sim-sweep bench bench-peers build clean
+
+build:
+	$(GO) build ./...
+
+# Starts a local 3-node cluster (HTTP on 127.0.0.1:7070-7072).
+run:
+	$(GO) run ./cmd/lockd dev
+
+# The test command of README and CI: vet, gofmt, then every test with -race
+# (the scenario tests run a fixed set of seeds).
+test: lint
+	$(GO) test -race -count=1 -timeout 14m ./...
+
+lint: vet fmt-check
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+# All scenarios on the fixed CI seeds, verbose.
+sim:
+	$(GO) run ./cmd/locksim -all -seeds 1..10
+
+# Long sweep outside CI: SEEDS per scenario (optionally SCENARIO=name).
+sim-sweep:
+	$(GO) run ./cmd/locksim -all -seeds 1..$(SEEDS) $(if $(SCENARIO),-scenario $(SCENARIO))
+
+# Go micro-benchmarks of the hot paths plus the HTTP load test against a
+# 3-replica fsync-on cluster; results land in results/bench/.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./core/...
+	$(GO) run ./cmd/lockbench -target lockstep,bare -clients 16 -duration $(BENCHTIME) -out results/bench/lockstep
+
+# The same workloads against etcd (embedded, 1 and 3 members) and Redis
+# (Debian's redis-server, default and appendfsync always).
+bench-peers:
+	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
+	$(GO) run -tags peers ./cmd/lockbench -target lockstep,etcd,etcd1,redis,redis-aof -clients 16 -duration $(BENCHTIME) -out results/bench/peers
+
+clean:
+	rm -rf results/tmp

@@ -1,0 +1,354 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lockstep/lockstep/core/api"
+)
+
+// Bare server bounds: a full queue or key table answers 503 rather than grow.
+const (
+	bareMaxWaitersPerKey = 100_000
+	bareMaxKeys          = 1_000_000
+	bareMaxBodyBytes     = 64 << 10
+)
+
+// BareServer is the "bare HTTP" baseline: the lockstep API (acquire,
+// release, cluster) over one mutex and in-memory FIFO queues, with no
+// replication and no log. Whatever lockstep costs beyond it is consensus and
+// state-machine overhead.
+type BareServer struct {
+	ln    net.Listener
+	srv   *http.Server
+	start time.Time
+
+	mu        sync.Mutex
+	keys      map[string]*bareKey
+	nextToken uint64
+	nextLease uint64
+	closed    bool
+}
+
+// bareKey is one resource: its holders and its FIFO queue of waiters.
+type bareKey struct {
+	holders   map[string]*bareHolder
+	exclusive int // holders in exclusive mode
+	queue     []*bareWaiter
+}
+
+type bareHolder struct {
+	mode  api.Mode
+	timer *time.Timer // fires at lease expiry
+}
+
+// bareWaiter is a parked acquire; the granter sends exactly one reply on ch
+// (capacity 1, so granting never blocks while holding the mutex).
+type bareWaiter struct {
+	mode api.Mode
+	ttl  time.Duration
+	ch   chan api.AcquireResponse
+}
+
+// NewBareServer starts a bare server on 127.0.0.1 with a kernel-chosen port.
+func NewBareServer() (*BareServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("bare server: listen: %w", err)
+	}
+	s := &BareServer{ln: ln, start: time.Now(), keys: make(map[string]*bareKey)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+api.PathAcquire, s.handleAcquire)
+	mux.HandleFunc("POST "+api.PathRelease, s.handleRelease)
+	mux.HandleFunc("GET "+api.PathCluster, s.handleCluster)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("bare server stopped", "err", err)
+		}
+	}()
+	return s, nil
+}
+
+// URL is the server's base URL.
+func (s *BareServer) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Close stops the server and every lease timer.
+func (s *BareServer) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for _, k := range s.keys {
+		for _, h := range k.holders {
+			h.timer.Stop()
+		}
+	}
+	s.mu.Unlock()
+	return s.srv.Close()
+}
+
+// QueueLen reports how many requests wait on key (for tests and status).
+func (s *BareServer) QueueLen(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k := s.keys[key]; k != nil {
+		return len(k.queue)
+	}
+	return 0
+}
+
+func (s *BareServer) handleAcquire(w http.ResponseWriter, r *http.Request) {
+	var req api.AcquireRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Mode == "" {
+		req.Mode = api.Exclusive
+	}
+	if req.Policy == "" {
+		req.Policy = api.FIFO
+	}
+	switch {
+	case req.Resource == "" || req.ClientID == "":
+		writeAPIError(w, api.CodeInvalidArgument, "resource and client_id are required")
+		return
+	case req.TTL <= 0 || req.Wait < 0:
+		writeAPIError(w, api.CodeInvalidArgument, "ttl must be > 0 and wait >= 0")
+		return
+	case req.Mode != api.Exclusive && req.Mode != api.Shared:
+		writeAPIError(w, api.CodeInvalidArgument, "mode must be exclusive or shared")
+		return
+	case req.Policy != api.FIFO && req.Policy != api.Throughput:
+		writeAPIError(w, api.CodeInvalidArgument, "policy must be fifo or throughput")
+		return
+	}
+	ttl := time.Duration(req.TTL) * time.Millisecond
+
+	s.mu.Lock()
+	k, ok := s.keyLocked(req.Resource)
+	if !ok {
+		s.mu.Unlock()
+		writeAPIError(w, api.CodeUnavailable, "key table full or server closed")
+		return
+	}
+	// FIFO forbids barging past waiters; throughput lets a fresh request
+	// take a free lock even while others queue.
+	if k.compatible(req.Mode) && (req.Policy == api.Throughput || len(k.queue) == 0) {
+		resp := s.grantLocked(req.Resource, k, req.Mode, ttl)
+		s.mu.Unlock()
+		writeJSON(w, resp)
+		return
+	}
+	if req.Wait == 0 || len(k.queue) >= bareMaxWaitersPerKey {
+		resp := api.AcquireResponse{LogTime: s.logTimeMs()}
+		s.dropIfIdleLocked(req.Resource, k)
+		s.mu.Unlock()
+		if req.Wait == 0 {
+			writeJSON(w, resp)
+		} else {
+			writeAPIError(w, api.CodeUnavailable, "queue full")
+		}
+		return
+	}
+	waiter := &bareWaiter{mode: req.Mode, ttl: ttl, ch: make(chan api.AcquireResponse, 1)}
+	k.queue = append(k.queue, waiter)
+	s.mu.Unlock()
+
+	timer := time.NewTimer(time.Duration(req.Wait) * time.Millisecond)
+	defer timer.Stop()
+	select {
+	case resp := <-waiter.ch:
+		writeJSON(w, resp)
+	case <-timer.C:
+		s.giveUp(r.Context(), w, req.Resource, waiter)
+	case <-r.Context().Done():
+		s.giveUp(r.Context(), w, req.Resource, waiter)
+	}
+}
+
+// giveUp withdraws a waiter whose wait ran out. If it was granted in the
+// meantime the grant stands (the reply is already in its channel), unless
+// the client has gone, in which case the lease is released at once.
+func (s *BareServer) giveUp(ctx context.Context, w http.ResponseWriter, resource string, waiter *bareWaiter) {
+	s.mu.Lock()
+	k := s.keys[resource]
+	pos := -1
+	if k != nil {
+		for i, q := range k.queue {
+			if q == waiter {
+				pos = i
+				break
+			}
+		}
+	}
+	if pos >= 0 {
+		k.queue = append(k.queue[:pos], k.queue[pos+1:]...)
+		// The head leaving may unblock compatible waiters behind it.
+		s.promoteLocked(resource, k)
+		s.dropIfIdleLocked(resource, k)
+		resp := api.AcquireResponse{QueuePosition: pos + 1, LogTime: s.logTimeMs()}
+		s.mu.Unlock()
+		writeJSON(w, resp)
+		return
+	}
+	s.mu.Unlock()
+	resp := <-waiter.ch
+	if ctx.Err() != nil {
+		s.release(resource, resp.LeaseID)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *BareServer) handleRelease(w http.ResponseWriter, r *http.Request) {
+	var req api.ReleaseRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Resource == "" || req.LeaseID == "" {
+		writeAPIError(w, api.CodeInvalidArgument, "resource and lease_id are required")
+		return
+	}
+	if !s.release(req.Resource, req.LeaseID) {
+		writeAPIError(w, api.CodeNotHolder, "no such lease on this resource")
+		return
+	}
+	writeJSON(w, api.ReleaseResponse{Released: true, LogTime: s.logTimeMs()})
+}
+
+func (s *BareServer) handleCluster(w http.ResponseWriter, _ *http.Request) {
+	addr := s.ln.Addr().String()
+	writeJSON(w, api.ClusterResponse{
+		Leader: "bare",
+		Nodes:  []api.Node{{ID: "bare", HTTPAddr: addr, State: "leader"}},
+	})
+}
+
+// release drops a lease and hands the key on; false if there was no such lease.
+func (s *BareServer) release(resource, leaseID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.keys[resource]
+	if k == nil {
+		return false
+	}
+	h := k.holders[leaseID]
+	if h == nil {
+		return false
+	}
+	h.timer.Stop()
+	s.dropHolderLocked(resource, k, leaseID, h)
+	return true
+}
+
+// expire is a lease timer firing: same as a release if still held.
+func (s *BareServer) expire(resource, leaseID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k := s.keys[resource]; k != nil {
+		if h := k.holders[leaseID]; h != nil {
+			s.dropHolderLocked(resource, k, leaseID, h)
+		}
+	}
+}
+
+func (s *BareServer) dropHolderLocked(resource string, k *bareKey, leaseID string, h *bareHolder) {
+	delete(k.holders, leaseID)
+	if h.mode == api.Exclusive {
+		k.exclusive--
+	}
+	s.promoteLocked(resource, k)
+	s.dropIfIdleLocked(resource, k)
+}
+
+// promoteLocked grants queue heads for as long as they fit the holders.
+func (s *BareServer) promoteLocked(resource string, k *bareKey) {
+	for len(k.queue) > 0 && k.compatible(k.queue[0].mode) {
+		head := k.queue[0]
+		k.queue[0] = nil
+		k.queue = k.queue[1:]
+		head.ch <- s.grantLocked(resource, k, head.mode, head.ttl)
+	}
+}
+
+func (s *BareServer) grantLocked(resource string, k *bareKey, mode api.Mode, ttl time.Duration) api.AcquireResponse {
+	s.nextToken++
+	s.nextLease++
+	leaseID := "b" + strconv.FormatUint(s.nextLease, 36)
+	h := &bareHolder{mode: mode}
+	h.timer = time.AfterFunc(ttl, func() { s.expire(resource, leaseID) })
+	k.holders[leaseID] = h
+	if mode == api.Exclusive {
+		k.exclusive++
+	}
+	return api.AcquireResponse{
+		Granted:      true,
+		LeaseID:      leaseID,
+		FencingToken: s.nextToken,
+		ExpiresIn:    ttl.Milliseconds(),
+		Mode:         mode,
+		LogTime:      s.logTimeMs(),
+	}
+}
+
+// keyLocked returns the state of resource, creating it within bounds.
+func (s *BareServer) keyLocked(resource string) (*bareKey, bool) {
+	if k := s.keys[resource]; k != nil {
+		return k, true
+	}
+	if s.closed || len(s.keys) >= bareMaxKeys {
+		return nil, false
+	}
+	k := &bareKey{holders: make(map[string]*bareHolder)}
+	s.keys[resource] = k
+	return k, true
+}
+
+func (s *BareServer) dropIfIdleLocked(resource string, k *bareKey) {
+	if len(k.holders) == 0 && len(k.queue) == 0 {
+		delete(s.keys, resource)
+	}
+}
+
+// compatible reports whether a request in mode could hold alongside the
+// current holders.
+func (k *bareKey) compatible(mode api.Mode) bool {
+	if len(k.holders) == 0 {
+		return true
+	}
+	return mode == api.Shared && k.exclusive == 0
+}
+
+func (s *BareServer) logTimeMs() int64 { return time.Since(s.start).Milliseconds() }
+
+// decodeBody reads a bounded JSON body, answering 400 itself on failure.
+func decodeBody(w http.ResponseWriter, r *http.Request, into any) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, bareMaxBodyBytes)
+	if err := json.NewDecoder(r.Body).Decode(into); err != nil {
+		writeAPIError(w, api.CodeInvalidArgument, "bad JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		slog.Debug("bare server: write reply", "err", err)
+	}
+}
+
+func writeAPIError(w http.ResponseWriter, code api.Code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code.HTTPStatus())
+	if err := json.NewEncoder(w).Encode(api.Error{Error: msg, Code: code}); err != nil {
+		slog.Debug("bare server: write error", "err", err)
+	}
+}

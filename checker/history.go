@@ -1,0 +1,184 @@
+// Package checker judges a recorded lockstep run: linearizability of the
+// client-visible lock operations (Porcupine), then invariants over the
+// committed state-machine trace and the fenced downstream store.
+package checker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/lockstep/lockstep/models"
+)
+
+// History is one recorded run. Times named Call/Return/At/Start/End are
+// virtual ns; LogTime fields are the state machine's log time in ns.
+type History struct {
+	Seed     int64             `json:"seed"`
+	Scenario string            `json:"scenario"`
+	Ops      []Op              `json:"ops"`
+	Writes   []Write           `json:"writes"`
+	Grants   []GrantReturned   `json:"grants"`
+	Trace    []TraceEvent      `json:"trace"`
+	Faults   []Fault           `json:"faults"`
+	Wakeups  []Wakeup          `json:"wakeups"`
+	Notes    map[string]string `json:"notes,omitempty"`
+}
+
+// historyMeta is the part of a History saved in meta.json.
+type historyMeta struct {
+	Seed     int64             `json:"seed"`
+	Scenario string            `json:"scenario"`
+	Notes    map[string]string `json:"notes,omitempty"`
+}
+
+// Op is one client operation. ClientID is the Porcupine lane: a client that
+// saw an indefinite outcome continues under a fresh id, because its unknown
+// op never returns (Return = math.MaxInt64).
+type Op struct {
+	ClientID int               `json:"client_id"`
+	Input    models.LockInput  `json:"input"`
+	Output   models.LockOutput `json:"output"`
+	Call     int64             `json:"call"`
+	Return   int64             `json:"return"`
+}
+
+// Write is one attempted write to the fenced store. Seq orders writes and
+// grant returns together.
+type Write struct {
+	Seq      uint64 `json:"seq"`
+	At       int64  `json:"at"`
+	Resource string `json:"resource"`
+	LeaseID  string `json:"lease_id"`
+	Client   string `json:"client"`
+	Token    uint64 `json:"token"`
+	Accepted bool   `json:"accepted"`
+	// Claim marks the write a new holder makes as its grant returns.
+	Claim bool `json:"claim,omitempty"`
+}
+
+// GrantReturned records a granted reply reaching its client.
+type GrantReturned struct {
+	Seq      uint64 `json:"seq"`
+	At       int64  `json:"at"`
+	Resource string `json:"resource"`
+	LeaseID  string `json:"lease_id"`
+	Token    uint64 `json:"token"`
+}
+
+// Trace event kinds: committed state-machine events.
+const (
+	KindEnqueue = "enqueue"
+	KindGrant   = "grant"
+	KindRelease = "release"
+	KindExpire  = "expire"
+	KindCancel  = "cancel"
+	KindRenew   = "renew"
+	// KindFreed says a resource lost every holder with nobody queued; the
+	// checks ignore it (throughput-mode racers are woken by it).
+	KindFreed = "freed"
+)
+
+// TraceEvent is one committed state-machine event, deduplicated across
+// replicas by the recorder. Several events may share a log index.
+type TraceEvent struct {
+	Index     uint64 `json:"index"`
+	LogTime   int64  `json:"log_time"`
+	Kind      string `json:"kind"`
+	Resource  string `json:"resource"`
+	LeaseID   string `json:"lease_id,omitempty"`
+	Client    string `json:"client,omitempty"`
+	Mode      string `json:"mode,omitempty"`
+	Token     uint64 `json:"token,omitempty"`
+	ExpiresAt int64  `json:"expires_at,omitempty"`
+}
+
+// Fault is one injected fault window.
+type Fault struct {
+	Name   string `json:"name"`
+	Start  int64  `json:"start"`
+	End    int64  `json:"end"`
+	Target string `json:"target,omitempty"`
+}
+
+// Wakeup says how many blocked callers an event at Index woke (the server
+// reports one per event; several may share an index).
+type Wakeup struct {
+	Resource string `json:"resource"`
+	Index    uint64 `json:"index"`
+	Waiters  int    `json:"waiters"`
+}
+
+// historyFiles maps each concern to its file.
+func (h *History) historyFiles(meta *historyMeta) map[string]any {
+	return map[string]any{
+		"meta.json":    meta,
+		"ops.json":     &h.Ops,
+		"writes.json":  &h.Writes,
+		"grants.json":  &h.Grants,
+		"trace.json":   &h.Trace,
+		"faults.json":  &h.Faults,
+		"wakeups.json": &h.Wakeups,
+	}
+}
+
+// Save writes the history to dir, one JSON file per concern, and returns the
+// paths written.
+func (h *History) Save(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("save history: %w", err)
+	}
+	meta := historyMeta{Seed: h.Seed, Scenario: h.Scenario, Notes: h.Notes}
+	var paths []string
+	for name, v := range h.historyFiles(&meta) {
+		p := filepath.Join(dir, name)
+		if err := writeJSON(p, v); err != nil {
+			return paths, fmt.Errorf("save history: %w", err)
+		}
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+// Load reads a history saved by Save. Missing concern files other than
+// meta.json read as empty, so partial recorders stay loadable.
+func Load(dir string) (*History, error) {
+	h := &History{}
+	var meta historyMeta
+	for name, v := range h.historyFiles(&meta) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) && name != "meta.json" {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load history: %w", err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			return nil, fmt.Errorf("load history %s: %w", name, err)
+		}
+	}
+	h.Seed, h.Scenario, h.Notes = meta.Seed, meta.Scenario, meta.Notes
+	return h, nil
+}
+
+// writeJSON writes v as indented JSON to path, leaving <, > and & readable
+// (messages quote operations like "acquire(...) -> ...").
+func writeJSON(path string, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+)
+
+// checkLiveness demands progress once the cluster is stable, i.e. from the
+// end of the last fault plus RecoveryBound (from the start if there were no
+// faults). Fault windows are virtual time while the trace is log time,
+// which follows the leader's clock but pauses between leaders, so unless a
+// leader's clock runs fast it never gets ahead of virtual time: measuring
+// from the virtual stability point then only makes bounds easier to meet. Only
+// spans the trace covers are judged: a run that ends before a bound
+// elapses proves nothing. A lease's deadline is its expiry plus
+// ElectionBound ("TTL + ElectionBound after its last renewal").
+func checkLiveness(h *History, r queueReplay, trace []TraceEvent, opts Options, f *findings) {
+	stable, hasStable := int64(0), false
+	for _, ft := range h.Faults {
+		if end := ft.End + int64(opts.RecoveryBound); !hasStable || end > stable {
+			stable, hasStable = end, true
+		}
+	}
+	from := func(t int64) int64 {
+		if hasStable {
+			return max(t, stable)
+		}
+		return t
+	}
+	if bound := int64(opts.GrantBound); bound > 0 {
+		for _, w := range r.Waiters {
+			start, end := from(w.EnqTime), w.EndTime
+			if w.Outcome == stillWaiting {
+				end = r.Horizon
+			}
+			if end-start <= bound {
+				continue
+			}
+			what := map[waitOutcome]string{stillWaiting: "is still waiting", wasGranted: "was granted", wasCancelled: "gave up"}[w.Outcome]
+			f.add(Violation{
+				Check: CheckLiveness, Resource: w.Resource, LeaseIDs: nonEmpty(w.LeaseID), Index: w.EnqIndex,
+				Message: fmt.Sprintf("waiter %s on %q (enqueued at index %d) %s after %s of stable time, bound %s",
+					w.Client, w.Resource, w.EnqIndex, what, fmtNs(end-start), time.Duration(bound)),
+			})
+		}
+	}
+	if bound := int64(opts.ElectionBound); bound > 0 {
+		for _, l := range leaseLives(trace) {
+			deadline := from(l.expires) + bound
+			switch {
+			case l.freed && l.freedAt > deadline:
+				f.add(Violation{
+					Check: CheckLiveness, Resource: l.resource, LeaseIDs: []string{l.lease}, Index: l.freedIndex,
+					Message: fmt.Sprintf("lease %s on %q expiring at %s was freed only at %s, deadline %s",
+						l.lease, l.resource, fmtNs(l.expires), fmtNs(l.freedAt), fmtNs(deadline)),
+				})
+			case !l.freed && r.Horizon > deadline:
+				f.add(Violation{
+					Check: CheckLiveness, Resource: l.resource, LeaseIDs: []string{l.lease},
+					Message: fmt.Sprintf("lease %s on %q expiring at %s was never freed (trace reaches %s, deadline %s)",
+						l.lease, l.resource, fmtNs(l.expires), fmtNs(r.Horizon), fmtNs(deadline)),
+				})
+			}
+		}
+	}
+}
+
+// leaseLife is a lease's last known expiry and when (if ever) it was freed.
+type leaseLife struct {
+	resource, lease string
+	expires         int64
+	freed           bool
+	freedAt         int64
+	freedIndex      uint64
+}
+
+// leaseLives folds the trace into one leaseLife per lease, in grant order.
+// A renew after a free re-opens the lease (so it must be freed again).
+func leaseLives(trace []TraceEvent) []*leaseLife {
+	byKey := make(map[[2]string]*leaseLife)
+	var out []*leaseLife
+	for _, ev := range trace {
+		key := [2]string{ev.Resource, ev.LeaseID}
+		l := byKey[key]
+		switch ev.Kind {
+		case KindGrant:
+			if l == nil {
+				l = &leaseLife{resource: ev.Resource, lease: ev.LeaseID}
+				byKey[key] = l
+				out = append(out, l)
+			}
+			l.expires, l.freed = ev.ExpiresAt, false
+		case KindRenew:
+			if l != nil {
+				l.expires, l.freed = ev.ExpiresAt, false
+			}
+		case KindRelease, KindExpire:
+			if l != nil && !l.freed {
+				l.freed, l.freedAt, l.freedIndex = true, ev.LogTime, ev.Index
+			}
+		}
+	}
+	return out
+}
+
+// nonEmpty returns s as a one-element list, or nil when empty.
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}

@@ -1,0 +1,22 @@
+package lock
+
+// forgetOnNewTerm applies the in-memory bug modes at the moments a real
+// leader-memory implementation would lose its data: a new leader's first
+// entry, and a restore. Without bugs it does nothing.
+func (s *State) forgetOnNewTerm() {
+	if s.cfg.Bugs.TokenInMemory {
+		s.lastToken = 0
+	}
+	if s.cfg.Bugs.QueueInMemory {
+		for _, r := range s.resources {
+			for _, w := range r.queue() {
+				s.clients.unref(w.client)
+				s.waiters--
+			}
+			if r.more != nil {
+				r.more.queue = nil
+				r.shrink()
+			}
+		}
+	}
+}

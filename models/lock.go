@@ -1,0 +1,235 @@
+// Package models holds the sequential specifications (Porcupine models) that
+// recorded histories are checked against: the lockstep lock service and a
+// linearizable key-value register for Maelstrom's lin-kv workload.
+package models
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// OpKind names a lock operation.
+type OpKind string
+
+// The lock operations a client can issue.
+const (
+	Acquire OpKind = "acquire"
+	Release OpKind = "release"
+	Renew   OpKind = "renew"
+	Status  OpKind = "status"
+)
+
+// Lock modes, spelled as on the wire.
+const (
+	Exclusive = "exclusive"
+	Shared    = "shared"
+)
+
+// CodeNotHolder is the definite error of a renew or release whose lease is
+// not (or no longer) a live holder. Every other non-empty code means the
+// operation had no effect.
+const CodeNotHolder = "not_holder"
+
+// LockInput is the call half of one lock operation.
+type LockInput struct {
+	Op       OpKind `json:"op"`
+	Resource string `json:"resource"`
+	ClientID string `json:"client_id,omitempty"`
+	// Mode is Exclusive or Shared; empty means Exclusive (the API default).
+	Mode string `json:"mode,omitempty"`
+	// TTL is the requested lease duration in ns; 0 on renew reuses the
+	// lease's TTL.
+	TTL  int64 `json:"ttl,omitempty"`
+	Wait bool  `json:"wait,omitempty"`
+	// LeaseID names the lease a release or renew acts on.
+	LeaseID string `json:"lease_id,omitempty"`
+}
+
+// LockOutput is the return half of one lock operation.
+type LockOutput struct {
+	// Unknown marks an indefinite outcome (timeout, lost reply): the
+	// operation may or may not have taken effect.
+	Unknown bool `json:"unknown,omitempty"`
+	// Code is "" on success, CodeNotHolder, or another definite error.
+	Code      string `json:"code,omitempty"`
+	Granted   bool   `json:"granted,omitempty"`
+	LeaseID   string `json:"lease_id,omitempty"`
+	Token     uint64 `json:"token,omitempty"`
+	ExpiresAt int64  `json:"expires_at,omitempty"`
+	// LogTime is the log time (ns) at which the answer was decided.
+	LogTime int64        `json:"log_time"`
+	Holders []HolderView `json:"holders,omitempty"`
+}
+
+// HolderView is one holder as a status reply reports it.
+type HolderView struct {
+	LeaseID   string `json:"lease_id"`
+	Mode      string `json:"mode"`
+	Token     uint64 `json:"token"`
+	ExpiresAt int64  `json:"expires_at"`
+}
+
+// DefaultTimeSlack is the slack of Lock: the HTTP API reports log time and
+// expiries in whole milliseconds, so times rebuilt from it (LogTime and
+// LogTime+ExpiresIn) run up to 2ms early. Judging liveness only outside
+// this band costs nothing but sub-2ms precision.
+const DefaultTimeSlack = 2 * time.Millisecond
+
+// LockOptions tunes NewLock.
+type LockOptions struct {
+	// TimeSlack is how far reported times may be off (see
+	// DefaultTimeSlack); 0 judges them exactly.
+	TimeSlack time.Duration
+}
+
+// NewLockNondeterministic returns the lock specification in Porcupine's
+// nondeterministic form: Step returns every state the service may be in
+// after an operation, which is how indefinite outcomes are modelled.
+func NewLockNondeterministic(opts LockOptions) porcupine.NondeterministicModel {
+	sp := lockSpec{slack: max(0, int64(opts.TimeSlack))}
+	return porcupine.NondeterministicModel{
+		Partition: partitionByResource,
+		Init: func() []interface{} {
+			return []interface{}{lockState{}}
+		},
+		Step: func(state, input, output interface{}) []interface{} {
+			next, err := sp.step(state.(lockState), input.(LockInput), output.(LockOutput))
+			if err != nil {
+				return nil
+			}
+			states := make([]interface{}, len(next))
+			for i, s := range next {
+				states[i] = s
+			}
+			return states
+		},
+		Equal: func(a, b interface{}) bool {
+			return a.(lockState).equal(b.(lockState))
+		},
+		Hash: func(state interface{}) uint64 {
+			return state.(lockState).hash()
+		},
+		DescribeOperation: func(input, output interface{}) string {
+			return DescribeLockOperation(input.(LockInput), output.(LockOutput))
+		},
+		DescribeState: func(state interface{}) string {
+			return state.(lockState).String()
+		},
+	}
+}
+
+// NewLock returns the model to hand to porcupine.CheckOperations*: one
+// partition (and one visualization lane group) per resource.
+//
+// Soundness (never reject a history a correct server could produce) comes
+// first; the choices, each detailed where it is made:
+//   - "not granted" is always legal and its LogTime is ignored;
+//   - an unknown acquire adds a phantom that never blocks a grant and may
+//     only be revealed later by a status;
+//   - an unknown release branches (released or not); an unknown renew
+//     branches (unchanged, or extended to an unknown expiry: "open");
+//   - a grant reported after it was made (ExpiresAt-TTL < LogTime: a
+//     queued grant found late, a dedupe replay) takes effect at its grant
+//     time when possible and only needs a new token, not the highest;
+//   - a not_holder without a LogTime forces log time up to the lease's
+//     expiry instead of being judged at an unknown time;
+//   - a lease is judged live or expired only outside the time slack;
+//   - status entries certainly expired at the status' LogTime are ignored;
+//   - tokens are ordered per resource, not across the Raft group.
+func NewLock(opts LockOptions) porcupine.Model {
+	nm := NewLockNondeterministic(opts)
+	return nm.ToModel()
+}
+
+// Lock is NewLock with DefaultTimeSlack; the checker uses it.
+var Lock = NewLock(LockOptions{TimeSlack: DefaultTimeSlack})
+
+// partitionByResource splits a history so each lock is checked on its own:
+// operations on different resources never constrain each other, because the
+// model keeps no state shared between resources (tokens are checked per
+// resource, which is weaker than the group-wide order but sound).
+func partitionByResource(history []porcupine.Operation) [][]porcupine.Operation {
+	index := make(map[string]int)
+	var parts [][]porcupine.Operation
+	for _, op := range history {
+		r := op.Input.(LockInput).Resource
+		i, ok := index[r]
+		if !ok {
+			i = len(parts)
+			index[r] = i
+			parts = append(parts, nil)
+		}
+		parts[i] = append(parts[i], op)
+	}
+	return parts
+}
+
+// normalizeMode maps the API's empty default to Exclusive.
+func normalizeMode(mode string) string {
+	if mode == "" {
+		return Exclusive
+	}
+	return mode
+}
+
+// shortMode renders a mode as X or S for compact descriptions.
+func shortMode(mode string) string {
+	if normalizeMode(mode) == Shared {
+		return "S"
+	}
+	return "X"
+}
+
+// fmtTime renders a log time or duration in ns compactly.
+func fmtTime(ns int64) string {
+	return time.Duration(ns).String()
+}
+
+// DescribeLockOperation renders one operation for the HTML visualization.
+func DescribeLockOperation(in LockInput, out LockOutput) string {
+	var call string
+	switch in.Op {
+	case Acquire:
+		wait := ""
+		if in.Wait {
+			wait = ", wait"
+		}
+		call = fmt.Sprintf("acquire(%s %s, ttl=%s%s)", in.ClientID, shortMode(in.Mode), fmtTime(in.TTL), wait)
+	case Release:
+		call = fmt.Sprintf("release(%s)", in.LeaseID)
+	case Renew:
+		call = fmt.Sprintf("renew(%s, ttl=%s)", in.LeaseID, fmtTime(in.TTL))
+	case Status:
+		call = "status()"
+	default:
+		call = fmt.Sprintf("%s()", in.Op)
+	}
+	var ret string
+	switch {
+	case out.Unknown:
+		ret = "unknown"
+	case out.Code != "":
+		ret = out.Code
+	case in.Op == Acquire && !out.Granted:
+		ret = "not granted"
+	case in.Op == Acquire:
+		ret = fmt.Sprintf("%s #%d exp=%s", out.LeaseID, out.Token, fmtTime(out.ExpiresAt))
+	case in.Op == Renew:
+		ret = fmt.Sprintf("exp=%s", fmtTime(out.ExpiresAt))
+	case in.Op == Status:
+		hs := make([]string, len(out.Holders))
+		for i, h := range out.Holders {
+			hs[i] = fmt.Sprintf("%s:%s#%d exp=%s", h.LeaseID, shortMode(h.Mode), h.Token, fmtTime(h.ExpiresAt))
+		}
+		ret = "[" + strings.Join(hs, " ") + "]"
+	default:
+		ret = "ok"
+	}
+	if !out.Unknown && out.LogTime != 0 {
+		ret += " @" + fmtTime(out.LogTime)
+	}
+	return call + " -> " + ret
+}

@@ -1,0 +1,457 @@
+package models
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Reasons a lock step is illegal. Porcupine only needs "no next state"; the
+// reasons exist so tests can assert that each class of bug is caught for the
+// right cause.
+var (
+	errLogTimeBackwards = errors.New("log time went backwards")
+	errConflict         = errors.New("granted while a conflicting holder is live")
+	errTokenOrder       = errors.New("fencing token not greater than an earlier token")
+	errNotLive          = errors.New("succeeded on a lease that is not a live holder")
+	errFalseNotHolder   = errors.New("not_holder for a lease that is certainly live")
+	errTokenMismatch    = errors.New("token differs from the lease's token")
+	errStatusMismatch   = errors.New("status holders differ from the live holders")
+	errUnknownOp        = errors.New("unknown operation")
+)
+
+// phantomsUnbounded saturates the phantom count: once reached it is never
+// decremented, which only makes the model more permissive (sound).
+const phantomsUnbounded = 255
+
+// lease is one holder the model knows by id.
+type lease struct {
+	ID    string
+	Mode  string // normalized
+	Token uint64
+	// ExpiresAt is the expiry, or, when Open, a lower bound on it.
+	ExpiresAt int64
+	// TTL (ns) is what a renew with TTL 0 reuses; 0 when unknown.
+	TTL int64
+	// Open means an indefinite renew may have moved the expiry to an
+	// unknown later time, so the lease is only "possibly live" past
+	// ExpiresAt until some definite answer proves it dead or live.
+	Open bool
+}
+
+// lockState is the model's knowledge about one resource. It is immutable:
+// every transition builds a new value, and leases is shared, never edited.
+type lockState struct {
+	// logTime is the largest log time linearized so far; real log time is
+	// non-decreasing in log order, and the real log order is one valid
+	// linearization, so demanding it here rejects no correct history.
+	logTime int64
+	// tokenFloor is one more than the highest token known on this
+	// resource; every fresh grant must reach it. Tokens of phantoms the
+	// model never saw are not counted, which only weakens the check.
+	tokenFloor uint64
+	// phantoms bounds how many indefinite acquires may have granted a
+	// lease the model never learned of. A phantom never blocks a grant
+	// (its existence is not certain); it only lets a status reveal it.
+	phantoms uint8
+	leases   []lease // sorted by ID
+}
+
+// lockSpec holds the judgement parameters shared by all steps.
+type lockSpec struct {
+	// slack (ns) is how far reported times may be off: a lease is certainly
+	// live at T only while ExpiresAt > T+slack and certainly expired once
+	// ExpiresAt <= T-slack; in between it is "maybe live", which forbids
+	// nothing and requires nothing.
+	slack int64
+}
+
+func (sp lockSpec) certainlyLive(l lease, now int64) bool { return l.ExpiresAt > now+sp.slack }
+
+func (sp lockSpec) certainlyExpired(l lease, now int64) bool {
+	return !l.Open && l.ExpiresAt <= now-sp.slack
+}
+
+// find returns the index of the lease with id, or -1.
+func (s lockState) find(id string) int {
+	i, ok := slices.BinarySearchFunc(s.leases, id, func(l lease, id string) int { return cmp.Compare(l.ID, id) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// without returns s minus the lease at index i.
+func (s lockState) without(i int) lockState {
+	s.leases = slices.Delete(slices.Clone(s.leases), i, i+1)
+	return s
+}
+
+// with returns s with l added or replacing the lease of the same id.
+func (s lockState) with(l lease) lockState {
+	leases := slices.Clone(s.leases)
+	i, ok := slices.BinarySearchFunc(leases, l.ID, func(x lease, id string) int { return cmp.Compare(x.ID, id) })
+	if ok {
+		leases[i] = l
+	} else {
+		leases = slices.Insert(leases, i, l)
+	}
+	s.leases = leases
+	return s
+}
+
+// advance moves the state to log time now, forgetting leases that are
+// certainly expired. Open leases stay: they may have been extended.
+func (sp lockSpec) advance(s lockState, now int64) (lockState, error) {
+	if now < s.logTime {
+		return s, fmt.Errorf("%w: %s after %s", errLogTimeBackwards, fmtTime(now), fmtTime(s.logTime))
+	}
+	s.logTime = now
+	expired := func(l lease) bool { return sp.certainlyExpired(l, now) }
+	if slices.ContainsFunc(s.leases, expired) {
+		s.leases = slices.DeleteFunc(slices.Clone(s.leases), expired)
+	}
+	return s, nil
+}
+
+// conflicts reports whether two modes cannot be held at the same time.
+func conflicts(a, b string) bool {
+	return a == Exclusive || b == Exclusive
+}
+
+// step returns every state the resource may be in after the operation,
+// or an error saying why the operation is impossible from s.
+func (sp lockSpec) step(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
+	switch in.Op {
+	case Acquire:
+		return sp.acquire(s, in, out)
+	case Release:
+		return sp.release(s, in, out)
+	case Renew:
+		return sp.renew(s, in, out)
+	case Status:
+		return sp.status(s, out)
+	}
+	return nil, fmt.Errorf("%w %q", errUnknownOp, in.Op)
+}
+
+func (sp lockSpec) acquire(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
+	if out.Unknown {
+		// Only an upper bound on phantoms is kept; "not granted" needs no
+		// branch of its own because Porcupine may also linearize an
+		// unknown operation after everything else, where it has no effect.
+		if s.phantoms < phantomsUnbounded {
+			s.phantoms++
+		}
+		return []lockState{s}, nil
+	}
+	if out.Code != "" || !out.Granted {
+		// Not granted is always a legal answer: queue fairness is judged
+		// elsewhere, and its LogTime is not trusted to be in log order.
+		return []lockState{s}, nil
+	}
+	// A grant made at log time G expires at G+TTL. A reply whose LogTime
+	// is later than that G reports a grant made earlier: a queued grant
+	// found by the cancel that raced it, or a retried request answered
+	// from the dedupe table (possibly for a grant that already ended).
+	if in.TTL > 0 && out.ExpiresAt-in.TTL < out.LogTime-sp.slack {
+		return sp.lateGrant(s, in, out, out.ExpiresAt-in.TTL)
+	}
+	n, err := sp.advance(s, out.LogTime)
+	if err != nil {
+		return nil, err
+	}
+	if out.Token < n.tokenFloor {
+		return nil, fmt.Errorf("%w: granted #%d, already saw #%d", errTokenOrder, out.Token, n.tokenFloor-1)
+	}
+	if n.find(out.LeaseID) >= 0 {
+		return nil, fmt.Errorf("%w: lease %s granted again", errConflict, out.LeaseID)
+	}
+	n, err = sp.admit(n, lease{ID: out.LeaseID, Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAt, TTL: in.TTL})
+	if err != nil {
+		return nil, err
+	}
+	return []lockState{n}, nil
+}
+
+// admit adds l, live at n.logTime, to n: a conflicting lease that is
+// certainly live makes that impossible; one that is only maybe live (open
+// or within the slack) is proven dead by the grant and forgotten.
+func (sp lockSpec) admit(n lockState, l lease) (lockState, error) {
+	keep := make([]lease, 0, len(n.leases)+1)
+	for _, o := range n.leases {
+		if !conflicts(o.Mode, l.Mode) {
+			keep = append(keep, o)
+			continue
+		}
+		if sp.certainlyLive(o, n.logTime) {
+			return n, fmt.Errorf("%w: %s %s (#%d) held at %s while %s %s (#%d) lives until %s",
+				errConflict, shortMode(l.Mode), l.ID, l.Token, fmtTime(n.logTime), shortMode(o.Mode), o.ID, o.Token, fmtTime(o.ExpiresAt))
+		}
+	}
+	n.leases = keep
+	n.tokenFloor = max(n.tokenFloor, l.Token+1)
+	return n.with(l), nil
+}
+
+// lateGrant applies a grant made at log time granted, reported at the
+// later out.LogTime. Its effect is placed at the grant when the
+// linearization allows (the grant happened inside the op's interval), else
+// now: a retry's grant may predate the retry's call, and then it can only
+// be revealed, like a phantom. Other grants may have come in between, so
+// its token need only be new, not the highest. Log time is not advanced
+// to out.LogTime, which only forgoes a check.
+func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted int64) ([]lockState, error) {
+	if out.LogTime < s.logTime {
+		return nil, fmt.Errorf("%w: %s after %s", errLogTimeBackwards, fmtTime(out.LogTime), fmtTime(s.logTime))
+	}
+	n, err := sp.advance(s, max(s.logTime, granted))
+	if err != nil {
+		return nil, err
+	}
+	l := lease{ID: out.LeaseID, Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAt, TTL: in.TTL}
+	if i := n.find(l.ID); i >= 0 {
+		if k := n.leases[i]; k.Token != l.Token || k.Mode != l.Mode {
+			return nil, fmt.Errorf("%w: %s reported %s#%d, known %s#%d", errTokenMismatch, l.ID, shortMode(l.Mode), l.Token, shortMode(k.Mode), k.Token)
+		}
+		return []lockState{n}, nil // already known (a status revealed it)
+	}
+	if slices.ContainsFunc(n.leases, func(o lease) bool { return o.Token == l.Token }) {
+		return nil, fmt.Errorf("%w: %s shares #%d", errTokenOrder, l.ID, l.Token)
+	}
+	if !sp.certainlyLive(l, n.logTime) {
+		// Over (or nearly) by now: nothing to hold against anyone.
+		n.tokenFloor = max(n.tokenFloor, l.Token+1)
+		if !sp.certainlyExpired(l, n.logTime) {
+			n = n.with(l)
+		}
+		return []lockState{n}, nil
+	}
+	n, err = sp.admit(n, l)
+	if err != nil {
+		return nil, err
+	}
+	return []lockState{n}, nil
+}
+
+func (sp lockSpec) release(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
+	if out.Unknown {
+		i := s.find(in.LeaseID)
+		if i < 0 {
+			return []lockState{s}, nil
+		}
+		return []lockState{s, s.without(i)}, nil
+	}
+	switch out.Code {
+	case "":
+		n, err := sp.advance(s, out.LogTime)
+		if err != nil {
+			return nil, err
+		}
+		i := n.find(in.LeaseID)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: release of %s", errNotLive, in.LeaseID)
+		}
+		return []lockState{n.without(i)}, nil
+	case CodeNotHolder:
+		return sp.notHolder(s, in.LeaseID, out.LogTime)
+	}
+	return []lockState{s}, nil
+}
+
+func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
+	if out.Unknown {
+		i := s.find(in.LeaseID)
+		if i < 0 {
+			return []lockState{s}, nil
+		}
+		// If the renew took effect it did so at some log time >= s.logTime
+		// on a live lease, so the lease is live until s.logTime+ttl and
+		// possibly later.
+		l := s.leases[i]
+		if in.TTL != 0 {
+			l.TTL = in.TTL
+		}
+		l.ExpiresAt = s.logTime + l.TTL
+		l.Open = true
+		return []lockState{s, s.with(l)}, nil
+	}
+	switch out.Code {
+	case "":
+		n, err := sp.advance(s, out.LogTime)
+		if err != nil {
+			return nil, err
+		}
+		i := n.find(in.LeaseID)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: renew of %s", errNotLive, in.LeaseID)
+		}
+		l := n.leases[i]
+		if out.Token != 0 && out.Token != l.Token {
+			return nil, fmt.Errorf("%w: renew of %s reported #%d, lease has #%d", errTokenMismatch, l.ID, out.Token, l.Token)
+		}
+		if in.TTL != 0 {
+			l.TTL = in.TTL
+		}
+		l.ExpiresAt = out.ExpiresAt
+		l.Open = false
+		return []lockState{n.with(l)}, nil
+	case CodeNotHolder:
+		return sp.notHolder(s, in.LeaseID, out.LogTime)
+	}
+	return []lockState{s}, nil
+}
+
+// notHolder applies a definite not_holder answer about lease id. A LogTime of
+// 0 means the reply did not carry one (the HTTP error body has none): the
+// answer was then decided at some unknown log time >= s.logTime at which
+// the lease had expired, so log time must have reached its expiry (less
+// the slack); advancing to it is a deduction, not a guess.
+func (sp lockSpec) notHolder(s lockState, id string, logTime int64) ([]lockState, error) {
+	if logTime == 0 {
+		i := s.find(id)
+		if i < 0 {
+			return []lockState{s}, nil
+		}
+		n, err := sp.advance(s, max(s.logTime, s.leases[i].ExpiresAt-sp.slack))
+		if err != nil {
+			return nil, err
+		}
+		if i = n.find(id); i >= 0 {
+			n = n.without(i)
+		}
+		return []lockState{n}, nil
+	}
+	n, err := sp.advance(s, logTime)
+	if err != nil {
+		return nil, err
+	}
+	i := n.find(id)
+	if i < 0 {
+		return []lockState{n}, nil
+	}
+	if l := n.leases[i]; sp.certainlyLive(l, logTime) {
+		return nil, fmt.Errorf("%w: %s lives until %s, answered at %s", errFalseNotHolder, id, fmtTime(l.ExpiresAt), fmtTime(logTime))
+	}
+	// Maybe live only (open, or within the slack): the answer proves it dead.
+	return []lockState{n.without(i)}, nil
+}
+
+func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
+	if out.Unknown || out.Code != "" {
+		return []lockState{s}, nil
+	}
+	n, err := sp.advance(s, out.LogTime)
+	if err != nil {
+		return nil, err
+	}
+	// Holders certainly expired at the answer's log time hold nothing; a
+	// server listing them shows stale bookkeeping, not a second owner.
+	reported := make(map[string]HolderView, len(out.Holders))
+	exclusive := 0
+	for _, h := range out.Holders {
+		if h.ExpiresAt <= n.logTime-sp.slack {
+			continue
+		}
+		if _, dup := reported[h.LeaseID]; dup {
+			return nil, fmt.Errorf("%w: %s listed twice", errStatusMismatch, h.LeaseID)
+		}
+		reported[h.LeaseID] = h
+		if normalizeMode(h.Mode) == Exclusive {
+			exclusive++
+		}
+	}
+	if exclusive > 0 && len(reported) > 1 {
+		return nil, fmt.Errorf("%w: %d holders including %d exclusive", errStatusMismatch, len(reported), exclusive)
+	}
+	next := make([]lease, 0, len(reported))
+	for _, l := range n.leases {
+		h, ok := reported[l.ID]
+		if !ok {
+			if sp.certainlyLive(l, n.logTime) {
+				return nil, fmt.Errorf("%w: %s missing, lives until %s", errStatusMismatch, l.ID, fmtTime(l.ExpiresAt))
+			}
+			continue // maybe live only, and now proven dead
+		}
+		delete(reported, l.ID)
+		if h.Token != l.Token || normalizeMode(h.Mode) != l.Mode {
+			return nil, fmt.Errorf("%w: %s reported %s#%d, granted %s#%d", errStatusMismatch, l.ID, shortMode(h.Mode), h.Token, shortMode(l.Mode), l.Token)
+		}
+		tooEarly := h.ExpiresAt < l.ExpiresAt-sp.slack
+		tooLate := !l.Open && h.ExpiresAt > l.ExpiresAt+sp.slack
+		if tooEarly || tooLate {
+			return nil, fmt.Errorf("%w: %s reported expiry %s, known %s", errStatusMismatch, l.ID, fmtTime(h.ExpiresAt), fmtTime(l.ExpiresAt))
+		}
+		if l.Open {
+			l.ExpiresAt, l.Open = h.ExpiresAt, false
+		}
+		next = append(next, l)
+	}
+	// What is left can only be phantoms revealed by this status.
+	for _, id := range slices.Sorted(maps.Keys(reported)) {
+		h := reported[id]
+		if n.phantoms == 0 {
+			return nil, fmt.Errorf("%w: unknown holder %s", errStatusMismatch, id)
+		}
+		if n.phantoms < phantomsUnbounded {
+			n.phantoms--
+		}
+		if slices.ContainsFunc(next, func(l lease) bool { return l.Token == h.Token }) {
+			return nil, fmt.Errorf("%w: %s shares #%d", errTokenOrder, id, h.Token)
+		}
+		// Later grants come after this phantom in log order, so they must
+		// exceed its token too.
+		n.tokenFloor = max(n.tokenFloor, h.Token+1)
+		next = append(next, lease{ID: id, Mode: normalizeMode(h.Mode), Token: h.Token, ExpiresAt: h.ExpiresAt})
+	}
+	slices.SortFunc(next, func(a, b lease) int { return cmp.Compare(a.ID, b.ID) })
+	n.leases = next
+	return []lockState{n}, nil
+}
+
+func (s lockState) equal(o lockState) bool {
+	return s.logTime == o.logTime && s.tokenFloor == o.tokenFloor && s.phantoms == o.phantoms && slices.Equal(s.leases, o.leases)
+}
+
+// hash is consistent with equal: it covers exactly the same fields.
+func (s lockState) hash() uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	put(uint64(s.logTime))
+	put(s.tokenFloor)
+	put(uint64(s.phantoms))
+	for _, l := range s.leases {
+		h.Write([]byte(l.ID))
+		h.Write([]byte(l.Mode))
+		put(l.Token)
+		put(uint64(l.ExpiresAt))
+		put(uint64(l.TTL))
+		if l.Open {
+			put(1)
+		}
+	}
+	return h.Sum64()
+}
+
+// String renders the state for the visualization: log time, next legal
+// token, phantom bound, then holders ("≥" marks an open expiry).
+func (s lockState) String() string {
+	parts := make([]string, len(s.leases))
+	for i, l := range s.leases {
+		bound := "<"
+		if l.Open {
+			bound = "≥"
+		}
+		parts[i] = fmt.Sprintf("%s:%s#%d%s%s", l.ID, shortMode(l.Mode), l.Token, bound, fmtTime(l.ExpiresAt))
+	}
+	return fmt.Sprintf("t=%s tok≥%d ph=%d {%s}", fmtTime(s.logTime), s.tokenFloor, s.phantoms, strings.Join(parts, " "))
+}

@@ -1,0 +1,208 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/models"
+)
+
+// recorder collects everything a run observes: client operations, the
+// committed state-machine events of every group (deduplicated across
+// replicas), wake-ups, fault windows and fenced-store writes.
+type recorder struct {
+	start  time.Time
+	fenced *checker.FencedStore
+
+	mu        sync.Mutex
+	ops       []checker.Op
+	lanes     int
+	trace     map[traceKey]checker.TraceEvent
+	perNode   map[string]*nodeCursor
+	divergent []string
+	wakeups   map[wakeKey]int
+	faults    []checker.Fault
+}
+
+type traceKey struct {
+	group   int
+	index   uint64
+	ordinal int
+}
+
+type wakeKey struct {
+	group    int
+	index    uint64
+	resource string
+}
+
+// nodeCursor numbers the events one node emits for one log index.
+type nodeCursor struct {
+	index   uint64
+	ordinal int
+}
+
+func newRecorder() *recorder {
+	r := &recorder{
+		start:   time.Now(),
+		trace:   make(map[traceKey]checker.TraceEvent),
+		perNode: make(map[string]*nodeCursor),
+		wakeups: make(map[wakeKey]int),
+	}
+	r.fenced = checker.NewFencedStore(r.now)
+	return r
+}
+
+func (r *recorder) now() int64 { return int64(time.Since(r.start)) }
+
+// newLane hands out a Porcupine client id.
+func (r *recorder) newLane() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lanes++
+	return r.lanes - 1
+}
+
+func (r *recorder) op(o checker.Op) {
+	r.mu.Lock()
+	r.ops = append(r.ops, o)
+	r.mu.Unlock()
+}
+
+// event records one committed event seen on node. Every replica emits the
+// same sequence per index; a replica that disagrees with what was recorded
+// first has a different history for the same log position: lost state.
+func (r *recorder) event(nodeID string, group int, ev lock.Event) {
+	if ev.Kind == lock.EventFreed {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cur := r.perNode[nodeID]
+	if cur == nil {
+		cur = &nodeCursor{}
+		r.perNode[nodeID] = cur
+	}
+	if cur.index != ev.Index {
+		cur.index, cur.ordinal = ev.Index, 0
+	}
+	key := traceKey{group: group, index: ev.Index, ordinal: cur.ordinal}
+	cur.ordinal++
+	te := checker.TraceEvent{
+		Index: ev.Index, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
+		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
+		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt,
+	}
+	if prev, ok := r.trace[key]; ok {
+		if prev.Kind != te.Kind || prev.LeaseID != te.LeaseID || prev.Token != te.Token || prev.Resource != te.Resource {
+			if len(r.divergent) < 20 {
+				r.divergent = append(r.divergent, fmt.Sprintf("group %d index %d: %s saw %s %s token %d, first seen %s %s token %d",
+					group+1, ev.Index, nodeID, te.Kind, te.Resource, te.Token, prev.Kind, prev.Resource, prev.Token))
+			}
+		}
+		return
+	}
+	r.trace[key] = te
+}
+
+func (r *recorder) wake(group int, resource string, index uint64, woken int) {
+	r.mu.Lock()
+	r.wakeups[wakeKey{group: group, index: index, resource: resource}] += woken
+	r.mu.Unlock()
+}
+
+// Fault implements nemesis.Recorder.
+func (r *recorder) Fault(name, target string, start, end time.Time) {
+	r.mu.Lock()
+	r.faults = append(r.faults, checker.Fault{
+		Name: name, Target: target, Start: int64(start.Sub(r.start)), End: int64(end.Sub(r.start)),
+	})
+	r.mu.Unlock()
+}
+
+// history assembles the checker's view of the run.
+func (r *recorder) history(seed int64, scenario string) *checker.History {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := &checker.History{Seed: seed, Scenario: scenario, Ops: slices.Clone(r.ops), Faults: slices.Clone(r.faults)}
+	keys := make([]traceKey, 0, len(r.trace))
+	for k := range r.trace {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b traceKey) int {
+		if a.group != b.group {
+			return a.group - b.group
+		}
+		if a.index != b.index {
+			if a.index < b.index {
+				return -1
+			}
+			return 1
+		}
+		return a.ordinal - b.ordinal
+	})
+	for _, k := range keys {
+		h.Trace = append(h.Trace, r.trace[k])
+	}
+	wk := make([]wakeKey, 0, len(r.wakeups))
+	for k := range r.wakeups {
+		wk = append(wk, k)
+	}
+	slices.SortFunc(wk, func(a, b wakeKey) int {
+		if a.group != b.group {
+			return a.group - b.group
+		}
+		if a.index < b.index {
+			return -1
+		}
+		if a.index > b.index {
+			return 1
+		}
+		return 0
+	})
+	for _, k := range wk {
+		h.Wakeups = append(h.Wakeups, checker.Wakeup{Resource: k.resource, Index: k.index, Waiters: r.wakeups[k]})
+	}
+	h.Writes, h.Grants = r.fenced.Records()
+	return h
+}
+
+// outcome turns a node answer into the model's output. Only errors that
+// prove nothing happened are definite; everything else is unknown.
+func outcome(res lock.Result, err error) models.LockOutput {
+	switch {
+	case err == nil:
+	case errors.Is(err, node.ErrNotHolder):
+		return models.LockOutput{Code: models.CodeNotHolder, LogTime: res.LogTime}
+	case errors.Is(err, lock.ErrInvalid):
+		return models.LockOutput{Code: "invalid_argument"}
+	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks):
+		return models.LockOutput{Code: "resource_exhausted"}
+	default:
+		return models.LockOutput{Unknown: true}
+	}
+	out := models.LockOutput{LogTime: res.LogTime, Granted: res.Granted}
+	if res.Granted || !res.Lease.ID.IsZero() && res.Lease.Token != 0 {
+		out.LeaseID = res.Lease.ID.String()
+		out.Token = res.Lease.Token
+		out.ExpiresAt = res.Lease.ExpiresAt
+	}
+	if res.Status != nil {
+		for _, h := range res.Status.Holders {
+			out.Holders = append(out.Holders, models.HolderView{
+				LeaseID: h.ID.String(), Mode: h.Mode.String(), Token: h.Token, ExpiresAt: h.ExpiresAt,
+			})
+		}
+	}
+	return out
+}
+
+// never is the Return of an operation whose outcome is unknown.
+const never = math.MaxInt64

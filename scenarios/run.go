@@ -1,0 +1,239 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/nemesis"
+	"github.com/lockstep/lockstep/sim"
+)
+
+// RunOptions select what a run does besides the scenario itself.
+type RunOptions struct {
+	Seed int64
+	// Bug turns on one deliberate server mistake (bug-mode sweeps).
+	Bug node.Bug
+	// ResultsDir receives the report of an unexpected verdict (or every
+	// run with Persist) under <ResultsDir>/<scenario>/<seed>/.
+	ResultsDir string
+	Persist    bool
+}
+
+// Outcome is what one run produced.
+type Outcome struct {
+	Scenario string           `json:"scenario"`
+	Seed     int64            `json:"seed"`
+	Bug      node.Bug         `json:"bug,omitempty"`
+	Params   []Param          `json:"params"`
+	Schedule nemesis.Schedule `json:"schedule"`
+	Result   checker.Result   `json:"result"`
+	// AsExpected: the verdict matches the scenario's expectation (for a
+	// bug run: the checker found a violation).
+	AsExpected bool          `json:"as_expected"`
+	Virtual    time.Duration `json:"virtual_ns"`
+	Network    sim.Stats     `json:"network"`
+	Files      []string      `json:"files,omitempty"`
+}
+
+// Param is one derived run parameter, printed before the run starts.
+type Param struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Run executes one scenario with one seed. It must run inside a
+// testing/synctest bubble: all time is virtual.
+func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	seeds := rand.New(rand.NewPCG(uint64(opts.Seed), 0x5eed))
+	netSeed, clusterSeed, workSeed, schedSeed, nemSeed := seeds.Uint64(), seeds.Uint64(), seeds.Uint64(), seeds.Uint64(), seeds.Uint64()
+	out := &Outcome{Scenario: s.Name, Seed: opts.Seed, Bug: opts.Bug}
+
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	rpcTimeout := time.Duration(max(s.Network.RPCTimeout, 500)) * time.Millisecond
+	rec := newRecorder()
+	net := sim.NewNetwork(sim.Options{
+		Seed: netSeed, RPCTimeout: rpcTimeout, CallTimeout: time.Second,
+		Link: sim.Link{LatencyBase: ms(s.Network.LatencyMs), LatencyJitter: ms(s.Network.JitterMs),
+			DropRate: s.Network.Drop, DupRate: s.Network.Dup},
+	})
+	defer net.Close()
+	c, err := newCluster(net, rec, clusterOptions{groups: s.Groups, nodes: s.Nodes, seed: clusterSeed, bug: opts.Bug})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Shutdown()
+	wl, err := newWorkload(s.Workload, c, rec, workSeed)
+	if err != nil {
+		return nil, err
+	}
+	c.work = wl
+	if err := c.awaitLeaders(ctx, 30*time.Second); err != nil {
+		return nil, err
+	}
+
+	duration := time.Duration(s.DurationMs) * time.Millisecond
+	out.Schedule = s.Schedule
+	if len(out.Schedule) == 0 && len(s.Nemeses) > 0 {
+		out.Schedule = nemesis.RandomSchedule(rand.New(rand.NewPCG(schedSeed, 1)), s.Nemeses, duration, nemesis.ScheduleOptions{
+			FaultMin: time.Duration(s.FaultMs[0]) * time.Millisecond, FaultMax: time.Duration(s.FaultMs[1]) * time.Millisecond,
+			GapMin: time.Duration(s.GapMs[0]) * time.Millisecond, GapMax: time.Duration(s.GapMs[1]) * time.Millisecond,
+			Warmup: time.Duration(s.WarmupMs) * time.Millisecond, Cooldown: time.Duration(s.CooldownMs) * time.Millisecond,
+		})
+	}
+	out.Params = params(s, opts, out.Schedule, netSeed, workSeed, schedSeed, nemSeed)
+
+	start := time.Now()
+	runCtx, cancel := context.WithTimeout(ctx, duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	var nemErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		wl.run(runCtx)
+	}()
+	go func() {
+		defer wg.Done()
+		nemErr = nemesis.Run(runCtx, c, out.Schedule, rand.New(rand.NewPCG(nemSeed, 2)), rec)
+		c.clearFaults()
+	}()
+	wg.Wait()
+	c.clearFaults()
+	out.Virtual = time.Since(start)
+	if nemErr != nil && runCtx.Err() == nil {
+		return nil, fmt.Errorf("nemesis: %w", nemErr)
+	}
+	c.Shutdown()
+	out.Network = net.Stats()
+
+	h := rec.history(opts.Seed, s.Name)
+	h.Notes = map[string]string{"bug": string(opts.Bug)}
+	out.Result = checker.Check(ctx, h, s.options())
+	if len(rec.divergent) > 0 {
+		// Replicas applied different events at the same log position:
+		// committed state was lost (e.g. a majority lost its disk).
+		for _, d := range rec.divergent {
+			out.Result.Violations = append(out.Result.Violations, checker.Violation{Check: "lost-state", Message: "lost-state: " + d})
+		}
+		out.Result.Verdict = checker.Failure
+	}
+	out.AsExpected = expected(s, opts, out.Result)
+	if !out.AsExpected || opts.Persist {
+		if err := out.save(ctx, opts, h, net); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// expected compares a verdict with what the scenario (or bug mode) expects.
+func expected(s Scenario, opts RunOptions, res checker.Result) bool {
+	if opts.Bug != "" {
+		return res.Verdict == checker.Failure
+	}
+	if res.Verdict != s.Expect.Verdict {
+		return false
+	}
+	for _, want := range s.Expect.Checks {
+		if !slices.ContainsFunc(res.Violations, func(v checker.Violation) bool { return v.Check == want }) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Cluster) awaitLeaders(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for g := range c.groups {
+		for {
+			led := false
+			for _, m := range c.groups[g] {
+				if n := c.node(m.id); n != nil && n.IsLeader() {
+					led = true
+				}
+			}
+			if led {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("group %d elected no leader within %s", g+1, limit)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+func params(s Scenario, opts RunOptions, sched nemesis.Schedule, seeds ...uint64) []Param {
+	p := []Param{
+		{"SEED", fmt.Sprint(opts.Seed)},
+		{"scenario", s.Name},
+		{"bug", string(opts.Bug)},
+		{"groups", fmt.Sprint(s.Groups)},
+		{"nodes_per_group", fmt.Sprint(s.Nodes)},
+		{"clients", fmt.Sprint(s.Workload.Clients)},
+		{"resources", fmt.Sprint(s.Workload.Resources)},
+		{"duration", (time.Duration(s.DurationMs) * time.Millisecond).String()},
+		{"network", fmt.Sprintf("latency %.1fms jitter %.1fms drop %.3f dup %.3f", s.Network.LatencyMs, s.Network.JitterMs, s.Network.Drop, s.Network.Dup)},
+		{"seeds(net,work,schedule,nemesis)", fmt.Sprint(seeds)},
+	}
+	for i, st := range sched {
+		p = append(p, Param{fmt.Sprintf("fault[%d]", i), fmt.Sprintf("%s at %s for %s", st.Nemesis, st.At, st.Duration)})
+	}
+	return p
+}
+
+// save writes the report and the run's own files under
+// <ResultsDir>/<scenario>/<seed>[-<bug>]/.
+func (o *Outcome) save(ctx context.Context, opts RunOptions, h *checker.History, net *sim.Network) error {
+	if opts.ResultsDir == "" {
+		return nil
+	}
+	name := fmt.Sprint(o.Seed)
+	if o.Bug != "" {
+		name += "-" + string(o.Bug)
+	}
+	dir := filepath.Join(opts.ResultsDir, o.Scenario, name)
+	files, err := checker.WriteReport(ctx, dir, h, o.Result, checker.ReportOptions{Always: true})
+	if err != nil {
+		return err
+	}
+	write := func(file string, v any) error {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		p := filepath.Join(dir, file)
+		files = append(files, p)
+		return os.WriteFile(p, b, 0o644)
+	}
+	if err := write("params.json", o); err != nil {
+		return err
+	}
+	if err := write("network-events.json", net.Events()); err != nil {
+		return err
+	}
+	o.Files = files
+	return nil
+}
+
+// ReplayCommand is the one command that re-runs a seed.
+func ReplayCommand(scenario string, seed int64, bug node.Bug) string {
+	cmd := fmt.Sprintf("go run ./cmd/locksim -scenario %s -seed %d", scenario, seed)
+	if bug != "" {
+		cmd += " -bug " + string(bug)
+	}
+	return cmd
+}

@@ -1,0 +1,165 @@
+// Package scenarios runs the real lockstep server inside a simulated
+// network under a seeded fault schedule, records every client operation and
+// committed event, and checks the history. One scenario file plus one seed
+// is one run: the seed fixes topology draws, workload, network decisions and
+// the fault schedule. It does not fix goroutine interleaving or
+// hashicorp/raft's own timer randomness (its election jitter uses the global
+// math/rand), so every run saves its full history and event log, and the
+// verdict can be recomputed from the saved history alone.
+package scenarios
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/nemesis"
+)
+
+// Scenario is one replayable scenario file.
+type Scenario struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Groups      int    `json:"groups"`
+	Nodes       int    `json:"nodes"`
+	// DurationMs is the workload phase; faults end CooldownMs before it.
+	DurationMs int64    `json:"duration_ms"`
+	CooldownMs int64    `json:"cooldown_ms"`
+	WarmupMs   int64    `json:"warmup_ms"`
+	Workload   Workload `json:"workload"`
+	Network    Network  `json:"network"`
+	// Nemeses are drawn by the seed into a schedule, unless Schedule is set.
+	Nemeses  []string         `json:"nemeses"`
+	FaultMs  [2]int64         `json:"fault_ms"`
+	GapMs    [2]int64         `json:"gap_ms"`
+	Schedule nemesis.Schedule `json:"schedule,omitempty"`
+	Checks   Checks           `json:"checks"`
+	Expect   Expect           `json:"expect"`
+}
+
+// Network is the simulated network's behaviour on every link.
+type Network struct {
+	LatencyMs  float64 `json:"latency_ms"`
+	JitterMs   float64 `json:"jitter_ms"`
+	Drop       float64 `json:"drop"`
+	Dup        float64 `json:"dup"`
+	RPCTimeout int64   `json:"rpc_timeout_ms"`
+}
+
+// Checks tune the checker for this scenario.
+type Checks struct {
+	StrictFIFO      bool  `json:"strict_fifo"`
+	AllowHerd       bool  `json:"allow_herd"`
+	RecoveryBoundMs int64 `json:"recovery_bound_ms"`
+	GrantBoundMs    int64 `json:"grant_bound_ms"`
+	ElectionBoundMs int64 `json:"election_bound_ms"`
+}
+
+// Expect is the verdict a correct server must produce. Most scenarios
+// expect success; a data-loss scenario expects the checker to flag lost
+// state.
+type Expect struct {
+	Verdict checker.Verdict `json:"verdict"`
+	// Checks, when the verdict is failure, must each report a violation.
+	Checks []string `json:"checks,omitempty"`
+}
+
+func (s Scenario) options() checker.Options {
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	return checker.Options{
+		StrictFIFO: s.Checks.StrictFIFO, AllowHerd: s.Checks.AllowHerd,
+		RecoveryBound: ms(s.Checks.RecoveryBoundMs), GrantBound: ms(s.Checks.GrantBoundMs),
+		ElectionBound: ms(s.Checks.ElectionBoundMs),
+	}
+}
+
+// Validate reports the first thing that makes the file unusable.
+func (s Scenario) Validate() error {
+	switch {
+	case s.Name == "":
+		return fmt.Errorf("scenario has no name")
+	case s.Groups < 1 || s.Groups > 8 || s.Nodes < 1 || s.Nodes > 7:
+		return fmt.Errorf("%s: groups must be 1..8 and nodes 1..7", s.Name)
+	case s.Workload.Clients < 1 || s.Workload.Clients > 200 || s.Workload.Resources < 1:
+		return fmt.Errorf("%s: clients must be 1..200 and resources >= 1", s.Name)
+	case s.DurationMs <= 0 || s.DurationMs > 600_000:
+		return fmt.Errorf("%s: duration_ms must be in 1..600000", s.Name)
+	case s.Expect.Verdict != checker.Success && s.Expect.Verdict != checker.Failure:
+		return fmt.Errorf("%s: expect.verdict must be success or failure", s.Name)
+	}
+	for _, n := range s.Nemeses {
+		if _, ok := nemesis.ByName(n); !ok {
+			return fmt.Errorf("%s: unknown nemesis %q", s.Name, n)
+		}
+	}
+	return s.Schedule.Validate()
+}
+
+//go:embed defs/*.json
+var defs embed.FS
+
+// All returns the scenario catalogue, sorted by name.
+func All() ([]Scenario, error) {
+	entries, err := fs.ReadDir(defs, "defs")
+	if err != nil {
+		return nil, err
+	}
+	var out []Scenario
+	for _, e := range entries {
+		b, err := defs.ReadFile(path.Join("defs", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		s, err := Parse(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		if want := strings.TrimSuffix(e.Name(), ".json"); s.Name != want {
+			return nil, fmt.Errorf("%s: name %q must match the file name", e.Name(), s.Name)
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// ByName finds a scenario in the catalogue.
+func ByName(name string) (Scenario, error) {
+	all, err := All()
+	if err != nil {
+		return Scenario{}, err
+	}
+	for _, s := range all {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Scenario{}, fmt.Errorf("no scenario %q", name)
+}
+
+// Parse reads a scenario file strictly.
+func Parse(b []byte) (Scenario, error) {
+	var s Scenario
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return s, err
+	}
+	return s, s.Validate()
+}
+
+// BugScenarios maps each bug mode to the scenario that should expose it.
+var BugScenarios = map[node.Bug]string{
+	node.BugFollowerGrant:   "networkPartition",
+	node.BugLocalRenew:      "leaderCrash",
+	node.BugWallClockExpiry: "clockSkew",
+	node.BugTokenInMemory:   "leaderCrash",
+	node.BugQueueInMemory:   "leaderThrash",
+}

@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Clock is a node's simulated monotonic clock: Now is the time since an
+// arbitrary origin, derived from time.Now (virtual inside a synctest
+// bubble) through a rate, an offset, jumps and freezes. It satisfies the
+// node package's Clock interface and is safe for concurrent use.
+//
+//	reading = offset + anchorRead + rate × (time.Now() − anchorWall)
+//
+// A rate change re-anchors, so the reading never jumps when the rate changes.
+type Clock struct {
+	mu         sync.Mutex
+	anchorWall time.Time     // instant of the last rate change
+	anchorRead time.Duration // rate-scaled reading (without offset) at anchorWall
+	rate       float64
+	offset     time.Duration
+	frozen     bool
+	frozenAt   time.Duration // reading returned while frozen
+}
+
+// NewClock returns a clock reading 0 now and advancing at rate 1.
+func NewClock() *Clock {
+	return &Clock{anchorWall: time.Now(), rate: 1}
+}
+
+// Now returns the current reading.
+func (c *Clock) Now() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.frozen {
+		return c.frozenAt
+	}
+	return c.readingLocked(time.Now())
+}
+
+func (c *Clock) readingLocked(now time.Time) time.Duration {
+	return c.offset + c.scaledLocked(now)
+}
+
+func (c *Clock) scaledLocked(now time.Time) time.Duration {
+	return c.anchorRead + time.Duration(c.rate*float64(now.Sub(c.anchorWall)))
+}
+
+// SetRate makes the reading advance rate seconds per real second from now on
+// (drift: 1.001 runs 0.1% fast). The reading is continuous across the change.
+// rate must be positive: a monotonic clock never stops or runs backward.
+func (c *Clock) SetRate(rate float64) error {
+	if !(rate > 0) {
+		return fmt.Errorf("sim: clock rate %v must be positive", rate)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	c.anchorRead = c.scaledLocked(now)
+	c.anchorWall = now
+	c.rate = rate
+	return nil
+}
+
+// SetOffset sets the constant added to the reading; the reading jumps by the
+// difference from the previous offset.
+func (c *Clock) SetOffset(offset time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset = offset
+}
+
+// Jump moves the reading by d at once. A forward jump models a node that
+// lost track of time (e.g. a VM resumed with a clock step). A negative d
+// moves the reading backward, which a monotonic clock never does: use it
+// only to check that code relying on monotonicity detects or survives a
+// broken clock source. While frozen, the jump shows after Unfreeze.
+func (c *Clock) Jump(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}
+
+// Freeze stops the reading where it is, as seen by a process that cannot run.
+// Freezing a frozen clock does nothing.
+func (c *Clock) Freeze() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.frozen {
+		c.frozenAt = c.readingLocked(time.Now())
+		c.frozen = true
+	}
+}
+
+// Unfreeze lets the reading run again. The underlying clock never stopped,
+// so the reading catches up at once by the frozen interval: a process
+// resumed from a stop-the-world pause sees that time passed.
+func (c *Clock) Unfreeze() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = false
+}
+
+// RealClock is a process-monotonic clock for use outside the simulator.
+type RealClock struct {
+	start time.Time
+}
+
+// NewRealClock returns a clock reading 0 now.
+func NewRealClock() RealClock {
+	return RealClock{start: time.Now()}
+}
+
+// Now returns the monotonic time since NewRealClock.
+func (c RealClock) Now() time.Duration { return time.Since(c.start) }
