@@ -25,7 +25,10 @@ const (
 // BareServer is the "bare HTTP" baseline: the lockstep API (acquire,
 // release, cluster) over one mutex and in-memory FIFO queues, with no
 // replication and no log. Whatever lockstep costs beyond it is consensus and
-// state-machine overhead.
+// state-machine overhead. Its policies mirror lockstep's: a fifo request
+// that must wait joins the key's queue and is handed the lock in order; a
+// throughput request never queues but parks as a racer, and all racers
+// retry when the lock frees, competing with fresh requests.
 type BareServer struct {
 	ln    net.Listener
 	srv   *http.Server
@@ -38,11 +41,13 @@ type BareServer struct {
 	closed    bool
 }
 
-// bareKey is one resource: its holders and its FIFO queue of waiters.
+// bareKey is one resource: its holders, its FIFO queue of waiters and its
+// parked throughput racers.
 type bareKey struct {
 	holders   map[string]*bareHolder
 	exclusive int // holders in exclusive mode
 	queue     []*bareWaiter
+	racers    map[*bareRacer]struct{}
 }
 
 type bareHolder struct {
@@ -56,6 +61,12 @@ type bareWaiter struct {
 	mode api.Mode
 	ttl  time.Duration
 	ch   chan api.AcquireResponse
+}
+
+// bareRacer is a parked throughput request; wake (capacity 1) is poked
+// whenever the lock may have become free.
+type bareRacer struct {
+	wake chan struct{}
 }
 
 // NewBareServer starts a bare server on 127.0.0.1 with a kernel-chosen port.
@@ -94,12 +105,12 @@ func (s *BareServer) Close() error {
 	return s.srv.Close()
 }
 
-// QueueLen reports how many requests wait on key (for tests and status).
-func (s *BareServer) QueueLen(key string) int {
+// Waiting reports how many requests wait on key, queued or racing.
+func (s *BareServer) Waiting(key string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if k := s.keys[key]; k != nil {
-		return len(k.queue)
+		return len(k.queue) + len(k.racers)
 	}
 	return 0
 }
@@ -138,15 +149,13 @@ func (s *BareServer) handleAcquire(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, api.CodeUnavailable, "key table full or server closed")
 		return
 	}
-	// FIFO forbids barging past waiters; throughput lets a fresh request
-	// take a free lock even while others queue.
-	if k.compatible(req.Mode) && (req.Policy == api.Throughput || len(k.queue) == 0) {
+	if k.grantable(req.Mode) {
 		resp := s.grantLocked(req.Resource, k, req.Mode, ttl)
 		s.mu.Unlock()
 		writeJSON(w, resp)
 		return
 	}
-	if req.Wait == 0 || len(k.queue) >= bareMaxWaitersPerKey {
+	if req.Wait == 0 || len(k.queue)+len(k.racers) >= bareMaxWaitersPerKey {
 		resp := api.AcquireResponse{LogTime: s.logTimeMs()}
 		s.dropIfIdleLocked(req.Resource, k)
 		s.mu.Unlock()
@@ -157,11 +166,16 @@ func (s *BareServer) handleAcquire(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	wait := time.Duration(req.Wait) * time.Millisecond
+	if req.Policy == api.Throughput {
+		s.race(r.Context(), w, req.Resource, k, req.Mode, ttl, wait)
+		return
+	}
 	waiter := &bareWaiter{mode: req.Mode, ttl: ttl, ch: make(chan api.AcquireResponse, 1)}
 	k.queue = append(k.queue, waiter)
 	s.mu.Unlock()
 
-	timer := time.NewTimer(time.Duration(req.Wait) * time.Millisecond)
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case resp := <-waiter.ch:
@@ -171,6 +185,45 @@ func (s *BareServer) handleAcquire(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		s.giveUp(r.Context(), w, req.Resource, waiter)
 	}
+}
+
+// race parks a throughput request until a wake finds the lock grantable or
+// the wait runs out. Called with s.mu held; returns with it released.
+func (s *BareServer) race(ctx context.Context, w http.ResponseWriter, resource string, k *bareKey, mode api.Mode, ttl, wait time.Duration) {
+	racer := &bareRacer{wake: make(chan struct{}, 1)}
+	k.racers[racer] = struct{}{}
+	s.mu.Unlock()
+
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for { // bounded by the wait timer
+		select {
+		case <-racer.wake:
+			s.mu.Lock()
+			if k.grantable(mode) {
+				delete(k.racers, racer)
+				resp := s.grantLocked(resource, k, mode, ttl)
+				s.mu.Unlock()
+				writeJSON(w, resp)
+				return
+			}
+			s.mu.Unlock()
+		case <-timer.C:
+			s.withdrawRacer(resource, k, racer)
+			writeJSON(w, api.AcquireResponse{LogTime: s.logTimeMs()})
+			return
+		case <-ctx.Done():
+			s.withdrawRacer(resource, k, racer)
+			return
+		}
+	}
+}
+
+func (s *BareServer) withdrawRacer(resource string, k *bareKey, racer *bareRacer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(k.racers, racer)
+	s.dropIfIdleLocked(resource, k)
 }
 
 // giveUp withdraws a waiter whose wait ran out. If it was granted in the
@@ -191,8 +244,7 @@ func (s *BareServer) giveUp(ctx context.Context, w http.ResponseWriter, resource
 	if pos >= 0 {
 		k.queue = append(k.queue[:pos], k.queue[pos+1:]...)
 		// The head leaving may unblock compatible waiters behind it.
-		s.promoteLocked(resource, k)
-		s.dropIfIdleLocked(resource, k)
+		s.settleLocked(resource, k)
 		resp := api.AcquireResponse{QueuePosition: pos + 1, LogTime: s.logTimeMs()}
 		s.mu.Unlock()
 		writeJSON(w, resp)
@@ -264,7 +316,21 @@ func (s *BareServer) dropHolderLocked(resource string, k *bareKey, leaseID strin
 	if h.mode == api.Exclusive {
 		k.exclusive--
 	}
+	s.settleLocked(resource, k)
+}
+
+// settleLocked runs after holders or waiters left: hand the lock to queue
+// heads, wake racers if nobody is queued, and forget an idle key.
+func (s *BareServer) settleLocked(resource string, k *bareKey) {
 	s.promoteLocked(resource, k)
+	if len(k.queue) == 0 {
+		for racer := range k.racers {
+			select {
+			case racer.wake <- struct{}{}:
+			default: // already poked
+			}
+		}
+	}
 	s.dropIfIdleLocked(resource, k)
 }
 
@@ -306,15 +372,23 @@ func (s *BareServer) keyLocked(resource string) (*bareKey, bool) {
 	if s.closed || len(s.keys) >= bareMaxKeys {
 		return nil, false
 	}
-	k := &bareKey{holders: make(map[string]*bareHolder)}
+	k := &bareKey{holders: make(map[string]*bareHolder), racers: make(map[*bareRacer]struct{})}
 	s.keys[resource] = k
 	return k, true
 }
 
 func (s *BareServer) dropIfIdleLocked(resource string, k *bareKey) {
-	if len(k.holders) == 0 && len(k.queue) == 0 {
+	// Parked racers keep the key: they hold its pointer.
+	if len(k.holders) == 0 && len(k.queue) == 0 && len(k.racers) == 0 {
 		delete(s.keys, resource)
 	}
+}
+
+// grantable reports whether a fresh request in mode is granted at once:
+// it fits the holders and nobody is queued ahead (no barging past FIFO
+// waiters, under either policy).
+func (k *bareKey) grantable(mode api.Mode) bool {
+	return k.compatible(mode) && len(k.queue) == 0
 }
 
 // compatible reports whether a request in mode could hold alongside the

@@ -30,9 +30,9 @@ func newBareLocker(t *testing.T) (*BareServer, func(id string, policy api.Policy
 // waitQueue polls until key has n waiters (bounded by the test context).
 func waitQueue(ctx context.Context, t *testing.T, srv *BareServer, key string, n int) {
 	t.Helper()
-	for srv.QueueLen(key) != n {
+	for srv.Waiting(key) != n {
 		if err := sleepCtx(ctx, time.Millisecond); err != nil {
-			t.Fatalf("queue of %s never reached %d (at %d)", key, n, srv.QueueLen(key))
+			t.Fatalf("queue of %s never reached %d (at %d)", key, n, srv.Waiting(key))
 		}
 	}
 }
@@ -118,4 +118,52 @@ func TestBareServerTryLockReleaseAndExpiry(t *testing.T) {
 	if g, err := a.Acquire(ctx, AcquireRequest{Key: "s", TTL: time.Second, Mode: api.Exclusive}); err != nil || g.Granted {
 		t.Fatalf("exclusive over shared holders: %+v %v, want not granted", g, err)
 	}
+}
+
+// TestBareServerThroughputRacers parks two throughput racers behind a holder
+// and checks that each free hands the lock to exactly one of them, and that
+// a racer whose wait runs out leaves empty-handed.
+func TestBareServerThroughputRacers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv, newLocker := newBareLocker(t)
+	a := newLocker("a", api.FIFO)
+	racers := []*HTTPLocker{newLocker("b", api.Throughput), newLocker("c", api.Throughput)}
+	req := AcquireRequest{Key: "k", TTL: 10 * time.Second, Wait: 3 * time.Second, Mode: api.Exclusive}
+
+	ga, err := a.Acquire(ctx, req)
+	if err != nil || !ga.Granted {
+		t.Fatalf("a: %+v %v", ga, err)
+	}
+	type outcome struct {
+		idx int
+		g   Grant
+		err error
+	}
+	got := make(chan outcome, len(racers))
+	for i, l := range racers {
+		go func() { g, err := l.Acquire(ctx, req); got <- outcome{i, g, err} }()
+	}
+	waitQueue(ctx, t, srv, "k", 2)
+	if err := a.Release(ctx, ga); err != nil {
+		t.Fatal(err)
+	}
+	first := <-got
+	if first.err != nil || !first.g.Granted {
+		t.Fatalf("first racer: %+v", first)
+	}
+	waitQueue(ctx, t, srv, "k", 1) // the loser is parked again, not granted
+	if err := racers[first.idx].Release(ctx, first.g); err != nil {
+		t.Fatal(err)
+	}
+	if second := <-got; second.err != nil || !second.g.Granted || second.idx == first.idx {
+		t.Fatalf("second racer: %+v (first was %d)", second, first.idx)
+	}
+
+	short := req
+	short.Wait = 50 * time.Millisecond
+	if g, err := racers[first.idx].Acquire(ctx, short); err != nil || g.Granted {
+		t.Fatalf("racer on a held key: %+v %v, want not granted", g, err)
+	}
+	waitQueue(ctx, t, srv, "k", 0)
 }

@@ -120,19 +120,35 @@ func plotThroughput(dir string, group []*Result) error {
 	p := plot.New()
 	p.Title.Text = "throughput vs clients — " + group[0].Workload
 	p.X.Label.Text = "clients (log)"
-	p.Y.Label.Text = "ops/s (acquire+release cycles)"
+	p.Y.Label.Text = "ops/s (acquire+release cycles, log)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
-	// From zero, so ratios between lines read true; the legend goes where
-	// low client counts (left) and high throughput (top) are not.
-	p.Y.Min = 0
-	p.Legend.Top = false
+	// Peers differ by orders of magnitude, so y is logarithmic too, with
+	// headroom on top where the legend goes.
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Legend.Top = true
 	p.Legend.Left = false
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range group {
+		if r.OpsPerSec > 0 {
+			lo, hi = min(lo, r.OpsPerSec), max(hi, r.OpsPerSec)
+		}
+	}
+	if hi == 0 {
+		return nil
+	}
+	p.Y.Min, p.Y.Max = lo/1.5, hi*6
 	for i, series := range groupBy(group, seriesName) {
 		slices.SortFunc(series, func(a, b *Result) int { return cmp.Compare(a.Clients, b.Clients) })
-		pts := make(plotter.XYs, len(series))
-		for j, r := range series {
-			pts[j] = plotter.XY{X: float64(r.Clients), Y: r.OpsPerSec}
+		pts := make(plotter.XYs, 0, len(series))
+		for _, r := range series {
+			if r.OpsPerSec > 0 { // a log axis cannot show a run with no ops
+				pts = append(pts, plotter.XY{X: float64(r.Clients), Y: r.OpsPerSec})
+			}
+		}
+		if len(pts) == 0 {
+			continue
 		}
 		line, points, err := plotter.NewLinePoints(pts)
 		if err != nil {

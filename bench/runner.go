@@ -189,9 +189,10 @@ func (r *run) closedClient(ctx context.Context, client int) {
 	}
 }
 
-// openLoop schedules arrivals at a fixed rate onto a queue as deep as the
-// in-flight cap; an arrival finding it full is dropped and counted, which
-// keeps the open loop open instead of silently turning it closed.
+// openLoop schedules arrivals at a fixed rate for Clients workers through a
+// queue of the same depth, so at most 2×Clients arrivals are in flight (run
+// or queued); an arrival finding the queue full is dropped and counted,
+// which keeps the open loop open instead of silently turning it closed.
 func (r *run) openLoop(ctx context.Context, wg *sync.WaitGroup) {
 	jobs := make(chan int64, r.w.Clients)
 	interval := time.Duration(float64(time.Second) / r.w.RatePerSec)

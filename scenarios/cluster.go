@@ -309,7 +309,7 @@ func (c *Cluster) SetDiskFault(id string, delay time.Duration, fail bool) {
 	case fail:
 		_ = failpoint.Enable(name, "return(true)")
 	case delay > 0:
-		_ = failpoint.Enable(name, fmt.Sprintf("sleep(%d)", delay.Milliseconds()))
+		_ = failpoint.Enable(name, fmt.Sprintf("return(%d)", delay.Milliseconds()))
 	default:
 		_ = failpoint.Disable(name)
 	}

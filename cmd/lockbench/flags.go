@@ -36,6 +36,7 @@ type config struct {
 	invSlack   time.Duration
 	seed       uint64
 	out        string
+	from       string
 	quiet      bool
 }
 
@@ -61,9 +62,10 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.wait, "wait", 5*time.Second, "how long one acquire may wait (timed-out acquires are retried)")
 	fs.Float64Var(&c.sharedFrac, "shared-frac", 0, "fraction of acquires in shared mode")
 	fs.StringVar(&modes, "mode", "fifo", "comma list of lockstep policies: fifo, throughput")
-	fs.DurationVar(&c.invSlack, "inversion-slack", time.Millisecond, "requests sent closer than this never count as a FIFO inversion")
+	fs.DurationVar(&c.invSlack, "inversion-slack", 5*time.Millisecond, "requests sent closer than this never count as a FIFO inversion (keep above client-side jitter: the uncontended acquire p99)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed for key and mode choices")
 	fs.StringVar(&c.out, "out", "", "output dir (default results/bench/<UTC time>)")
+	fs.StringVar(&c.from, "from", "", "rewrite table and plots from an earlier results.json into -out, running nothing")
 	fs.BoolVar(&c.quiet, "quiet", false, "no per-second progress lines")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -25,6 +26,13 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench:", err)
 		os.Exit(2)
+	}
+	if cfg.from != "" {
+		if err := rewriteReport(cfg.from, cfg.out); err != nil {
+			slog.Error("lockbench failed", "err", err)
+			os.Exit(1)
+		}
+		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -68,6 +76,24 @@ func runAll(ctx context.Context, cfg config) error {
 	return runErr
 }
 
+// rewriteReport renders the table and plots again from saved results, e.g.
+// after a change to the report format.
+func rewriteReport(from, out string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return fmt.Errorf("read results: %w", err)
+	}
+	var results []*bench.Result
+	if err := json.Unmarshal(b, &results); err != nil {
+		return fmt.Errorf("decode %s: %w", from, err)
+	}
+	if err := bench.WriteReport(out, results); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	slog.Info("report written", "dir", out, "runs", len(results))
+	return nil
+}
+
 func runTarget(ctx context.Context, cfg config, name, workDir string) ([]*bench.Result, error) {
 	slog.Info("starting target", "target", name)
 	t, err := bench.OpenTarget(ctx, name, bench.TargetOptions{
@@ -84,16 +110,18 @@ func runTarget(ctx context.Context, cfg config, name, workDir string) ([]*bench.
 		}
 	}()
 	policies := cfg.policies
+	policyLabel := func(p api.Policy) string { return string(p) }
 	if !t.Traits().Policies {
 		// The policy field means nothing to this target: one run suffices.
 		policies = policies[:1]
+		policyLabel = func(api.Policy) string { return "native" }
 	}
 	var results []*bench.Result
 	for _, workload := range cfg.workloads {
 		for _, policy := range policies {
 			for _, clients := range cfg.clients {
 				w := workloadFor(cfg, workload, policy, clients)
-				w.Label = fmt.Sprintf("[%s %s %s c=%d]", name, workload, policy, clients)
+				w.Label = fmt.Sprintf("[%s %s %s c=%d]", name, workload, policyLabel(policy), clients)
 				if !cfg.quiet {
 					w.Progress = os.Stderr
 				}

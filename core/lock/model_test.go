@@ -272,6 +272,15 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 }
 
 func (m *refModel) acquire(c *Command, emit emitFunc) Result {
+	if r, h, w := m.find(c.Resource, c.LeaseID); r != nil && (h >= 0 || w >= 0) {
+		if h >= 0 {
+			return Result{Granted: true, Lease: r.holders[h]}
+		}
+		return Result{Queued: true, Position: w + 1, Lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode}}
+	}
+	if m.res[c.Resource] != nil {
+		m.settle(c.Resource, emit) // dead waiters at the head never block
+	}
 	r := m.res[c.Resource]
 	if r == nil {
 		if len(m.res) >= m.cfg.MaxResources {

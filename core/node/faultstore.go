@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/pingcap/failpoint"
@@ -10,9 +11,9 @@ import (
 
 // FailpointStoreLogs names the failpoint evaluated before a node's log store
 // writes, e.g. "lockstep/n1/logStoreBeforeStoreLogs". Enable it with
-// failpoint.Enable(name, "sleep(200)") for a slow disk or "return(true)" for
-// a failing fsync. Names carry the node id because the simulator runs many
-// nodes in one process.
+// failpoint.Enable(name, "return(200)") for a disk that takes 200 ms per
+// write or "return(true)" for a failing fsync. Names carry the node id
+// because the simulator runs many nodes in one process.
 func FailpointStoreLogs(id string) string {
 	return "lockstep/" + id + "/logStoreBeforeStoreLogs"
 }
@@ -37,11 +38,17 @@ func (f *faultyLogStore) StoreLog(l *raft.Log) error {
 }
 
 func (f *faultyLogStore) StoreLogs(logs []*raft.Log) error {
-	// Eval runs a "sleep(ms)" term itself, and returns the value of a
-	// "return(v)" term.
+	// The delay is slept here rather than with failpoint's own sleep term,
+	// which sleeps while holding the failpoint's lock: a concurrent Disable
+	// would then block on a mutex, which a synctest bubble cannot wait out.
 	if v, err := failpoint.Eval(f.name); err == nil {
-		if fail, ok := v.(bool); ok && fail {
-			return fmt.Errorf("store %d logs: %w", len(logs), ErrDiskFault)
+		switch v := v.(type) {
+		case bool:
+			if v {
+				return fmt.Errorf("store %d logs: %w", len(logs), ErrDiskFault)
+			}
+		case int:
+			time.Sleep(time.Duration(v) * time.Millisecond)
 		}
 	}
 	return f.LogStore.StoreLogs(logs)

@@ -1,0 +1,213 @@
+// Command locksim runs lockstep's replayable failure scenarios in virtual
+// time: one scenario file plus one seed is one run.
+//
+//	locksim -list
+//	locksim -scenario leaderCrash -seed 42
+//	locksim -all -seeds 1..10
+//	locksim -scenario leaderCrash -seeds 1..50 -bug local-renew
+//
+// Each run prints SEED= and every derived parameter first, then PASSED, or
+// the verdict, the report directory and the exact command that replays it.
+// Exit codes tell failures apart: 0 every run as expected, 127 the harness
+// crashed, 128 only liveness checks failed, 129 a correctness check failed,
+// 130 a check could not finish (never counted as a pass).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/scenarios"
+)
+
+const (
+	exitOK          = 0
+	exitCrash       = 127
+	exitLiveness    = 128
+	exitCorrectness = 129
+	exitUnknown     = 130
+)
+
+type options struct {
+	scenario string
+	all      bool
+	list     bool
+	seedLo   int64
+	seedHi   int64
+	bug      node.Bug
+	results  string
+	persist  bool
+	stopOn   bool
+}
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "locksim:", err)
+		os.Exit(2)
+	}
+	if opts.list {
+		all, err := scenarios.All()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "locksim:", err)
+			os.Exit(exitCrash)
+		}
+		for _, s := range all {
+			fmt.Printf("%-18s %s\n", s.Name, s.Description)
+		}
+		return
+	}
+	// synctest bubbles need a *testing.T: run the sweep as the only test of
+	// a testing.Main, and leave with our own exit code.
+	os.Args = []string{os.Args[0], "-test.v=false"}
+	testing.Init()
+	testing.Main(func(_, _ string) (bool, error) { return true, nil },
+		[]testing.InternalTest{{Name: "locksim", F: func(t *testing.T) { os.Exit(sweep(t, opts)) }}}, nil, nil)
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("locksim", flag.ContinueOnError)
+	fs.StringVar(&o.scenario, "scenario", "", "scenario name (see -list)")
+	fs.BoolVar(&o.all, "all", false, "run every scenario")
+	fs.BoolVar(&o.list, "list", false, "list scenarios and exit")
+	seed := fs.Int64("seed", 0, "one seed (0: draw one)")
+	seeds := fs.String("seeds", "", "seed range a..b")
+	bug := fs.String("bug", "", "server bug mode: "+bugNames())
+	fs.StringVar(&o.results, "results", "results/sim", "directory for reports of unexpected verdicts")
+	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
+	fs.BoolVar(&o.stopOn, "stop-on-violation", false, "with -bug: stop a scenario's sweep at its first violation")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.bug = node.Bug(*bug)
+	switch {
+	case *seeds != "":
+		a, b, ok := strings.Cut(*seeds, "..")
+		lo, err1 := strconv.ParseInt(a, 10, 64)
+		hi, err2 := strconv.ParseInt(b, 10, 64)
+		if !ok || err1 != nil || err2 != nil || hi < lo {
+			return o, fmt.Errorf("-seeds %q: want a..b", *seeds)
+		}
+		o.seedLo, o.seedHi = lo, hi
+	case *seed != 0:
+		o.seedLo, o.seedHi = *seed, *seed
+	default:
+		s := time.Now().UnixNano() % 1_000_000_000
+		o.seedLo, o.seedHi = s, s
+	}
+	if !o.list && !o.all && o.scenario == "" {
+		return o, fmt.Errorf("give -scenario NAME, -all or -list")
+	}
+	return o, nil
+}
+
+func bugNames() string {
+	var s []string
+	for _, b := range node.Bugs {
+		s = append(s, string(b))
+	}
+	return strings.Join(s, ", ")
+}
+
+// sweep runs every selected (scenario, seed) and returns the exit code.
+func sweep(t *testing.T, o options) int {
+	all, err := scenarios.All()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "locksim:", err)
+		return exitCrash
+	}
+	code, runs, bad := exitOK, 0, 0
+	for _, s := range all {
+		if !o.all && s.Name != o.scenario {
+			continue
+		}
+		for seed := o.seedLo; seed <= o.seedHi; seed++ {
+			runs++
+			c := runOne(t, s, seed, o)
+			if c != exitOK {
+				bad++
+				code = max(code, c)
+			}
+			if o.stopOn && o.bug != "" && c == exitOK {
+				fmt.Printf("VIOLATION FOUND scenario=%s bug=%s seeds_tried=%d\n", s.Name, o.bug, seed-o.seedLo+1)
+				break
+			}
+		}
+	}
+	if runs == 0 {
+		fmt.Fprintf(os.Stderr, "locksim: no scenario %q\n", o.scenario)
+		return exitCrash
+	}
+	fmt.Printf("%d runs, %d not as expected\n", runs, bad)
+	return code
+}
+
+func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options) int {
+	var out *scenarios.Outcome
+	var runErr error
+	wall := time.Now()
+	t.Run(fmt.Sprintf("%s/%d", s.Name, seed), func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			out, runErr = scenarios.Run(context.Background(), s, scenarios.RunOptions{
+				Seed: seed, Bug: o.bug, ResultsDir: o.results, Persist: o.persist,
+			})
+		})
+	})
+	replay := scenarios.ReplayCommand(s.Name, seed, o.bug)
+	if runErr != nil || out == nil {
+		fmt.Printf("SEED=%d scenario=%s CRASH: %v\nreplay: %s\n", seed, s.Name, runErr, replay)
+		return exitCrash
+	}
+	for _, p := range out.Params {
+		fmt.Printf("%s=%s\n", p.Name, p.Value)
+	}
+	st := out.Result.Stats
+	fmt.Printf("virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d\n",
+		out.Virtual.Round(time.Millisecond), time.Since(wall).Round(time.Millisecond),
+		out.Virtual.Seconds()/time.Since(wall).Seconds(), st.Ops, st.UnknownOps, st.Grants, st.Inversions)
+	if o.bug != "" {
+		// In a bug sweep a violation is the expected outcome.
+		if out.AsExpected {
+			fmt.Printf("CAUGHT %s: %s\nreplay: %s\n", o.bug, out.Result.Violations[0].Message, replay)
+			return exitOK
+		}
+		fmt.Printf("NOT CAUGHT %s (verdict %s)\n", o.bug, out.Result.Verdict)
+		return exitCorrectness
+	}
+	if out.AsExpected {
+		fmt.Printf("PASSED (verdict %s as expected)\n\n", out.Result.Verdict)
+		return exitOK
+	}
+	fmt.Printf("UNEXPECTED verdict %s (expected %s)\n", out.Result.Verdict, s.Expect.Verdict)
+	for _, v := range out.Result.Violations {
+		fmt.Printf("  %s\n", v.Message)
+	}
+	if len(out.Files) > 0 {
+		fmt.Printf("report: %s\n", out.Files[0][:strings.LastIndex(out.Files[0], "/")])
+	}
+	fmt.Printf("replay: %s\n\n", replay)
+	return classify(out.Result)
+}
+
+// classify turns an unexpected result into an exit code.
+func classify(r checker.Result) int {
+	if r.Verdict == checker.Unknown {
+		return exitUnknown
+	}
+	for _, v := range r.Violations {
+		if v.Check != checker.CheckLiveness {
+			return exitCorrectness
+		}
+	}
+	return exitLiveness
+}
