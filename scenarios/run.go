@@ -130,7 +130,7 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 		out.Result.Verdict = checker.Failure
 	}
 	out.AsExpected = expected(s, opts, out.Result)
-	if !out.AsExpected || opts.Persist {
+	if !out.AsExpected || out.Result.Verdict != checker.Success || opts.Persist {
 		if err := out.save(ctx, opts, h, net); err != nil {
 			return out, err
 		}

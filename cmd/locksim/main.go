@@ -47,6 +47,9 @@ type options struct {
 	results  string
 	persist  bool
 	stopOn   bool
+	// bugTable runs every bug mode on its scenario, this many sweeps.
+	bugTable    int
+	bugSeedsMax int64
 }
 
 func main() {
@@ -71,7 +74,12 @@ func main() {
 	os.Args = []string{os.Args[0], "-test.v=false"}
 	testing.Init()
 	testing.Main(func(_, _ string) (bool, error) { return true, nil },
-		[]testing.InternalTest{{Name: "locksim", F: func(t *testing.T) { os.Exit(sweep(t, opts)) }}}, nil, nil)
+		[]testing.InternalTest{{Name: "locksim", F: func(t *testing.T) {
+			if opts.bugTable > 0 {
+				os.Exit(bugTable(t, opts))
+			}
+			os.Exit(sweep(t, opts))
+		}}}, nil, nil)
 }
 
 func parseFlags(args []string) (options, error) {
@@ -86,6 +94,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.results, "results", "results/sim", "directory for reports of unexpected verdicts")
 	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
 	fs.BoolVar(&o.stopOn, "stop-on-violation", false, "with -bug: stop a scenario's sweep at its first violation")
+	fs.IntVar(&o.bugTable, "bug-table", 0, "run N sweeps of every bug mode on its scenario and print seeds-to-detection")
+	fs.Int64Var(&o.bugSeedsMax, "bug-seeds", 50, "with -bug-table: seeds per sweep before giving up")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -105,8 +115,8 @@ func parseFlags(args []string) (options, error) {
 		s := time.Now().UnixNano() % 1_000_000_000
 		o.seedLo, o.seedHi = s, s
 	}
-	if !o.list && !o.all && o.scenario == "" {
-		return o, fmt.Errorf("give -scenario NAME, -all or -list")
+	if !o.list && !o.all && o.scenario == "" && o.bugTable == 0 {
+		return o, fmt.Errorf("give -scenario NAME, -all, -bug-table N or -list")
 	}
 	return o, nil
 }
@@ -210,4 +220,57 @@ func classify(r checker.Result) int {
 		}
 	}
 	return exitLiveness
+}
+
+// bugTable measures how many seeds each bug mode's scenario needs to
+// report a violation, over several sweeps with disjoint seed ranges, and
+// prints a Markdown table. A sweep that never catches the bug fails the run.
+func bugTable(t *testing.T, o options) int {
+	fmt.Println("| bug | scenario | seeds to detection, per sweep | first violation (sweep 1) |")
+	fmt.Println("|---|---|---|---|")
+	code := exitOK
+	for _, bug := range node.Bugs {
+		s, err := scenarios.ByName(scenarios.BugScenarios[bug])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "locksim:", err)
+			return exitCrash
+		}
+		var counts []string
+		first := ""
+		for sweep := 0; sweep < o.bugTable; sweep++ {
+			start := int64(sweep)*1000 + 1
+			found := int64(0)
+			for seed := start; seed < start+o.bugSeedsMax && found == 0; seed++ {
+				var out *scenarios.Outcome
+				t.Run(fmt.Sprintf("%s/%s/%d", bug, s.Name, seed), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						out, _ = scenarios.Run(context.Background(), s, scenarios.RunOptions{Seed: seed, Bug: bug, ResultsDir: o.results})
+					})
+				})
+				if out != nil && out.AsExpected {
+					found = seed - start + 1
+					if first == "" {
+						first = fmt.Sprintf("`%s` (seed %d)", truncate(out.Result.Violations[0].Message, 90), seed)
+					}
+				}
+			}
+			if found == 0 {
+				counts = append(counts, fmt.Sprintf("not found in %d", o.bugSeedsMax))
+				code = exitCorrectness
+			} else {
+				counts = append(counts, fmt.Sprint(found))
+			}
+		}
+		fmt.Printf("| %s | %s | %s | %s |\n", bug, s.Name, strings.Join(counts, ", "), first)
+	}
+	return code
+}
+
+func truncate(s string, n int) string {
+	s = strings.ReplaceAll(s, "|", "/")
+	s = strings.ReplaceAll(s, "`", "'")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
