@@ -4,7 +4,7 @@ SEEDS ?= 500
 SCENARIO ?=
 BENCHTIME ?= 10s
 
-.PHONY: run test lint vet fmt-check unit sim sim-sweep bench bench-peers build clean
+.PHONY: run test lint vet fmt-check sim sim-sweep sim-bugs bench bench-peers build clean
 
 build:
 	$(GO) build ./...
@@ -34,6 +34,10 @@ sim:
 # Long sweep outside CI: SEEDS per scenario (optionally SCENARIO=name).
 sim-sweep:
 	$(GO) run ./cmd/locksim -all -seeds 1..$(SEEDS) $(if $(SCENARIO),-scenario $(SCENARIO))
+
+# Seeds-to-detection for every bug mode: 5 sweeps of up to 50 seeds each.
+sim-bugs:
+	$(GO) run ./cmd/locksim -bug-table 5 -bug-seeds 50 | tee results/sim/bug-table.md
 
 # Go micro-benchmarks of the hot paths plus the HTTP load test against a
 # 3-replica fsync-on cluster; results land in results/bench/.

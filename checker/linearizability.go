@@ -80,13 +80,13 @@ func reportIllegal(parts [][]porcupine.Operation, partials [][][]int, cutShort b
 				stuck = id
 			}
 		}
-		in := part[0].Input.(models.LockInput)
+		in := models.LockInputOf(part[0].Input)
 		v := Violation{Check: CheckLinearizability, Resource: in.Resource}
 		v.Message = fmt.Sprintf("operations on %q are not linearizable (%d of %d linearize)", in.Resource, longest, len(part))
 		if stuck >= 0 {
 			op := part[stuck]
 			v.Message += fmt.Sprintf("; stuck at %v: %s", op.Metadata,
-				models.DescribeLockOperation(op.Input.(models.LockInput), op.Output.(models.LockOutput)))
+				models.DescribeLockOperation(models.LockInputOf(op.Input), op.Output.(models.LockOutput)))
 			v.At = op.Return
 		}
 		if cutShort {

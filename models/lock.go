@@ -85,9 +85,12 @@ type LockOptions struct {
 	TimeSlack time.Duration
 }
 
-// NewLockNondeterministic returns the lock specification in Porcupine's
-// nondeterministic form: Step returns every state the service may be in
-// after an operation, which is how indefinite outcomes are modelled.
+// NewLockNondeterministic returns the reference lock specification in
+// Porcupine's nondeterministic form: Step returns every state the service
+// may be in after an operation, which is how indefinite outcomes are
+// modelled. Its power-set search is exponential in the concurrent
+// indefinite and blocking operations; NewLock checks the same operations
+// against the same judgements in a form that stays fast.
 func NewLockNondeterministic(opts LockOptions) porcupine.NondeterministicModel {
 	sp := lockSpec{slack: max(0, int64(opts.TimeSlack))}
 	return porcupine.NondeterministicModel{
@@ -121,11 +124,15 @@ func NewLockNondeterministic(opts LockOptions) porcupine.NondeterministicModel {
 	}
 }
 
-// NewLock returns the model to hand to porcupine.CheckOperations*: one
-// partition (and one visualization lane group) per resource.
+// NewLock returns the model to hand to porcupine.CheckOperations*: the
+// reference specification of NewLockNondeterministic made deterministic
+// and ordered by log time (lock_ordered.go says how, and why that stays
+// sound). Its Partition gives each resource up to two partitions (and
+// visualization lane groups): the operations it steps, then those set
+// aside because their place in a linearization cannot matter.
 //
 // Soundness (never reject a history a correct server could produce) comes
-// first; the choices, each detailed where it is made:
+// first; the choices of the reference, each detailed where it is made:
 //   - "not granted" is always legal and its LogTime is ignored;
 //   - an unknown acquire adds a phantom that never blocks a grant and may
 //     only be revealed later by a status;
@@ -140,8 +147,7 @@ func NewLockNondeterministic(opts LockOptions) porcupine.NondeterministicModel {
 //   - status entries certainly expired at the status' LogTime are ignored;
 //   - tokens are ordered per resource, not across the Raft group.
 func NewLock(opts LockOptions) porcupine.Model {
-	nm := NewLockNondeterministic(opts)
-	return nm.ToModel()
+	return newOrderedLock(lockSpec{slack: max(0, int64(opts.TimeSlack))})
 }
 
 // Lock is NewLock with DefaultTimeSlack; the checker uses it.

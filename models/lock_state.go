@@ -2,10 +2,8 @@ package models
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"slices"
 	"strings"
@@ -42,6 +40,10 @@ type lease struct {
 	// unknown later time, so the lease is only "possibly live" past
 	// ExpiresAt until some definite answer proves it dead or live.
 	Open bool
+	// MaybeGone means an indefinite release may have ended the lease at
+	// some unknown log time: it is never certainly live, yet still
+	// certainly dead after its expiry (unless Open).
+	MaybeGone bool
 }
 
 // lockState is the model's knowledge about one resource. It is immutable:
@@ -71,7 +73,9 @@ type lockSpec struct {
 	slack int64
 }
 
-func (sp lockSpec) certainlyLive(l lease, now int64) bool { return l.ExpiresAt > now+sp.slack }
+func (sp lockSpec) certainlyLive(l lease, now int64) bool {
+	return !l.MaybeGone && l.ExpiresAt > now+sp.slack
+}
 
 func (sp lockSpec) certainlyExpired(l lease, now int64) bool {
 	return !l.Open && l.ExpiresAt <= now-sp.slack
@@ -299,7 +303,7 @@ func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState
 			l.TTL = in.TTL
 		}
 		l.ExpiresAt = out.ExpiresAt
-		l.Open = false
+		l.Open, l.MaybeGone = false, false
 		return []lockState{n.with(l)}, nil
 	case CodeNotHolder:
 		return sp.notHolder(s, in.LeaseID, out.LogTime)
@@ -317,6 +321,11 @@ func (sp lockSpec) notHolder(s lockState, id string, logTime int64) ([]lockState
 		i := s.find(id)
 		if i < 0 {
 			return []lockState{s}, nil
+		}
+		if s.leases[i].MaybeGone {
+			// It may have been released at any log time, which the
+			// answer then reflects: nothing to deduce about log time.
+			return []lockState{s.without(i)}, nil
 		}
 		n, err := sp.advance(s, max(s.logTime, s.leases[i].ExpiresAt-sp.slack))
 		if err != nil {
@@ -390,6 +399,7 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 		if l.Open {
 			l.ExpiresAt, l.Open = h.ExpiresAt, false
 		}
+		l.MaybeGone = false // listed, so not released (yet)
 		next = append(next, l)
 	}
 	// What is left can only be phantoms revealed by this status.
@@ -418,32 +428,42 @@ func (s lockState) equal(o lockState) bool {
 	return s.logTime == o.logTime && s.tokenFloor == o.tokenFloor && s.phantoms == o.phantoms && slices.Equal(s.leases, o.leases)
 }
 
-// hash is consistent with equal: it covers exactly the same fields.
+// hash is consistent with equal: it covers a subset of the fields equal
+// compares (lease ids and modes are left out: tokens tell leases apart),
+// and allocates nothing, because Porcupine hashes every state it caches.
 func (s lockState) hash() uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	put := func(v uint64) {
-		binary.LittleEndian.PutUint64(b[:], v)
-		h.Write(b[:])
-	}
-	put(uint64(s.logTime))
-	put(s.tokenFloor)
-	put(uint64(s.phantoms))
+	h := newStateHash()
+	h.add(uint64(s.logTime))
+	h.add(s.tokenFloor)
+	h.add(uint64(s.phantoms))
 	for _, l := range s.leases {
-		h.Write([]byte(l.ID))
-		h.Write([]byte(l.Mode))
-		put(l.Token)
-		put(uint64(l.ExpiresAt))
-		put(uint64(l.TTL))
-		if l.Open {
-			put(1)
-		}
+		h.add(l.Token)
+		h.add(uint64(l.ExpiresAt))
+		h.add(uint64(l.TTL))
+		h.add(uint64(boolBit(l.Open) | boolBit(l.MaybeGone)<<1))
 	}
-	return h.Sum64()
+	return uint64(h)
+}
+
+// stateHash is FNV-1a over 64-bit words.
+type stateHash uint64
+
+func newStateHash() stateHash { return 14695981039346656037 }
+
+func (h *stateHash) add(v uint64) {
+	*h = (*h ^ stateHash(v)) * 1099511628211
+}
+
+func boolBit(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // String renders the state for the visualization: log time, next legal
-// token, phantom bound, then holders ("≥" marks an open expiry).
+// token, phantom bound (if any), then holders ("≥" marks an open expiry, "?" a lease
+// an indefinite release may have ended).
 func (s lockState) String() string {
 	parts := make([]string, len(s.leases))
 	for i, l := range s.leases {
@@ -451,7 +471,15 @@ func (s lockState) String() string {
 		if l.Open {
 			bound = "≥"
 		}
-		parts[i] = fmt.Sprintf("%s:%s#%d%s%s", l.ID, shortMode(l.Mode), l.Token, bound, fmtTime(l.ExpiresAt))
+		doubt := ""
+		if l.MaybeGone {
+			doubt = "?"
+		}
+		parts[i] = fmt.Sprintf("%s%s:%s#%d%s%s", doubt, l.ID, shortMode(l.Mode), l.Token, bound, fmtTime(l.ExpiresAt))
 	}
-	return fmt.Sprintf("t=%s tok≥%d ph=%d {%s}", fmtTime(s.logTime), s.tokenFloor, s.phantoms, strings.Join(parts, " "))
+	phantoms := ""
+	if s.phantoms > 0 {
+		phantoms = fmt.Sprintf(" ph=%d", s.phantoms)
+	}
+	return fmt.Sprintf("t=%s tok≥%d%s {%s}", fmtTime(s.logTime), s.tokenFloor, phantoms, strings.Join(parts, " "))
 }

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // served only with --pprof
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -49,6 +51,7 @@ func runMember(args []string, logger *slog.Logger) error {
 	bootstrap := fs.Bool("bootstrap", false, "form the cluster from --peers if this member has no state (harmless on restart)")
 	maxTTL := fs.Duration("max-ttl", lock.DefaultConfig().MaxTTL, "largest TTL a client may ask for")
 	raftLog := fs.Bool("raft-log", false, "print hashicorp/raft's own warnings")
+	logStore := fs.String("log-store", "wal", "Raft log store: wal (one fdatasync per batch) or bolt (raft-boltdb/v2)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,6 +67,7 @@ func runMember(args []string, logger *slog.Logger) error {
 	m, err := lockd.Start(lockd.Options{
 		ID: *id, RaftAddr: *raftAddr, HTTPAddr: *httpAddr, DataDir: *dataDir, Peers: ps,
 		Bootstrap: *bootstrap, Lock: cfg, Logger: logger, RaftLogs: raftLogs(*raftLog),
+		LogStore: node.LogStoreKind(*logStore),
 	})
 	if err != nil {
 		return err
@@ -84,8 +88,13 @@ func runDev(args []string, logger *slog.Logger) error {
 	httpBase := fs.Int("http-port", 7070, "first HTTP port (three consecutive ports)")
 	raftBase := fs.Int("raft-port", 7170, "first Raft port (three consecutive ports)")
 	raftLog := fs.Bool("raft-log", false, "print hashicorp/raft's own warnings")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address (profiling)")
+	logStore := fs.String("log-store", "wal", "Raft log store: wal or bolt (raft-boltdb/v2)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *pprofAddr != "" {
+		go func() { logger.Warn("pprof stopped", "err", http.ListenAndServe(*pprofAddr, nil)) }()
 	}
 	dir := *dataDir
 	if dir == "" {
@@ -119,6 +128,7 @@ func runDev(args []string, logger *slog.Logger) error {
 		m, err := lockd.Start(lockd.Options{
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
 			Peers: peers, Bootstrap: true, Lock: lock.DefaultConfig(), Logger: logger, RaftLogs: raftLogs(*raftLog),
+			LogStore: node.LogStoreKind(*logStore),
 		})
 		if err != nil {
 			return err

@@ -8,7 +8,7 @@ func (s *State) forgetOnNewTerm() {
 		s.lastToken = 0
 	}
 	if s.cfg.Bugs.QueueInMemory {
-		for _, r := range s.resources {
+		for r := range s.resources.all() {
 			for _, w := range r.queue() {
 				s.clients.unref(w.client)
 				s.waiters--

@@ -3,7 +3,6 @@ package lock
 import (
 	"bytes"
 	"errors"
-	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -142,9 +141,11 @@ func TestRestoreRejectsBrokenInvariants(t *testing.T) {
 	}{
 		{"token above the last issued", func(s *State, r *resource) { r.more.shared[0].token = s.lastToken + 1 }},
 		{"token zero", func(s *State, r *resource) { r.more.shared[0].token = 0 }},
-		{"exclusive among shared", func(s *State, r *resource) { r.first.mode = Exclusive }},
-		{"exclusive after shared", func(s *State, r *resource) { r.more.shared[0].mode = Exclusive }},
-		{"holder mode 3", func(s *State, r *resource) { r.first.mode = 3 }},
+		{"exclusive among shared", func(s *State, r *resource) { r.first.clientMode = makeClientMode(r.first.client(), Exclusive) }},
+		{"exclusive after shared", func(s *State, r *resource) {
+			r.more.shared[0].clientMode = makeClientMode(r.more.shared[0].client(), Exclusive)
+		}},
+		{"holder mode 3", func(s *State, r *resource) { r.first.clientMode = makeClientMode(r.first.client(), 3) }},
 		{"waiter mode 0", func(s *State, r *resource) { r.more.queue[0].mode = 0 }},
 	}
 	for _, tc := range cases {
@@ -157,7 +158,7 @@ func TestRestoreRejectsBrokenInvariants(t *testing.T) {
 			} {
 				s.Apply(Entry{Index: uint64(i + 1), Term: 1, Command: c})
 			}
-			tc.corrupt(s, s.resources["r"])
+			tc.corrupt(s, s.resources.find("r"))
 			if err := mustNew(t, DefaultConfig()).Restore(s.Snapshot()); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("restore: err %v, want ErrCorrupt", err)
 			}
@@ -228,7 +229,11 @@ func FuzzRestore(f *testing.F) {
 		// Touch every restored resource, then let everything expire.
 		_, term, mono := s.ClockReading()
 		index := s.Metrics().LastIndex
-		names := slices.Sorted(maps.Keys(s.resources))
+		var names []string
+		for r := range s.resources.all() {
+			names = append(names, r.name)
+		}
+		slices.Sort(names)
 		for _, name := range names {
 			index++
 			s.Apply(Entry{Index: index, Term: term, Command: acq(name, 'z', Shared, 1, 0)})

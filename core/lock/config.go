@@ -33,6 +33,9 @@ type Bugs struct {
 	QueueInMemory bool
 }
 
+// maxResources is the most resources the name index can hold (see index.go).
+const maxResources = 1 << 30
+
 // DefaultConfig returns the limits lockstep ships with.
 func DefaultConfig() Config {
 	return Config{
@@ -60,8 +63,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxWait must be >= 0", ErrInvalid)
 	case c.MaxWaitersPerQueue <= 0:
 		return fmt.Errorf("%w: MaxWaitersPerQueue must be > 0", ErrInvalid)
-	case c.MaxResources <= 0:
-		return fmt.Errorf("%w: MaxResources must be > 0", ErrInvalid)
+	case c.MaxResources <= 0 || c.MaxResources > maxResources:
+		return fmt.Errorf("%w: MaxResources must be in 1..%d", ErrInvalid, maxResources)
 	case c.DedupeWindow < 0 || c.DedupeMax < 0:
 		return fmt.Errorf("%w: dedupe limits must be >= 0", ErrInvalid)
 	case c.MaxIDLen <= 0 || c.MaxIDLen > 65535:

@@ -1,16 +1,35 @@
 package lock
 
-// holder is the stored form of a live lease. It is kept small on purpose:
-// the first holder of every resource is stored inline and memory per active
-// lease is a capacity target.
+// holder is the stored form of a live lease. It is kept small on purpose
+// (40 B): the first holder of every resource is stored inline and memory per
+// active lease is a capacity target.
 type holder struct {
-	id        LeaseID
-	token     uint64
-	expiresAt int64
-	ttlMs     uint32
-	client    uint32
-	mode      Mode
+	id         LeaseID
+	token      uint64
+	expiresAt  int64
+	ttlMs      uint32
+	clientMode clientMode
 }
+
+func (h *holder) client() uint32 { return h.clientMode.slot() }
+func (h *holder) mode() Mode     { return h.clientMode.mode() }
+
+// clientMode packs an interned client slot (low 30 bits) with a Mode (top 2
+// bits): a separate Mode byte would pad holder from 40 to 48 bytes. A
+// billion distinct live clients would exhaust memory long before the slots.
+type clientMode uint32
+
+const clientSlotBits = 30
+
+func makeClientMode(slot uint32, m Mode) clientMode {
+	if slot >= 1<<clientSlotBits || m > 3 {
+		panic("lock: client slot or mode does not fit in 32 bits")
+	}
+	return clientMode(uint32(m)<<clientSlotBits | slot)
+}
+
+func (c clientMode) slot() uint32 { return uint32(c) & (1<<clientSlotBits - 1) }
+func (c clientMode) mode() Mode   { return Mode(c >> clientSlotBits) }
 
 // waiter is the stored form of a queued request.
 type waiter struct {
@@ -23,11 +42,14 @@ type waiter struct {
 
 // resource is one lock. A resource exists only while it has holders; a
 // queue is never kept without a holder because a free lock grants its head.
+// Records live in a resourceArena (72 B each, no padding left).
 type resource struct {
 	name      string
 	first     holder
-	heapIndex int32
 	more      *resourceExtra
+	heapIndex int32
+	// id is the record's arena id; 0 marks a free record.
+	id uint32
 }
 
 // resourceExtra holds the rarely used parts: extra shared holders and the
@@ -130,7 +152,7 @@ func (r *resource) compatible(m Mode) bool {
 	if n == 0 {
 		return true
 	}
-	return m == Shared && r.first.mode == Shared
+	return m == Shared && r.first.mode() == Shared
 }
 
 // due is the earliest expiry among holders, with the token of that holder

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // snapshotMagic starts every snapshot; the trailing digit is the version.
@@ -14,7 +15,7 @@ const snapshotMagic = "LKSNAP1\n"
 // holders and waiters in order, dedupe entries in insertion order), so two
 // replicas with the same state produce the same bytes.
 func (s *State) Snapshot() []byte {
-	buf := make([]byte, 0, 64+len(s.resources)*96)
+	buf := make([]byte, 0, 64+s.resources.len()*96)
 	buf = append(buf, snapshotMagic...)
 	buf = binary.AppendUvarint(buf, s.lastToken)
 	buf = binary.AppendUvarint(buf, s.lastIndex)
@@ -23,25 +24,24 @@ func (s *State) Snapshot() []byte {
 	buf = binary.AppendUvarint(buf, s.clock.term)
 	buf = binary.AppendVarint(buf, s.clock.mono)
 
-	names := make([]string, 0, len(s.resources))
-	for name := range s.resources {
-		names = append(names, name)
+	sorted := make([]*resource, 0, s.resources.len())
+	for r := range s.resources.all() {
+		sorted = append(sorted, r)
 	}
-	slices.Sort(names)
-	buf = binary.AppendUvarint(buf, uint64(len(names)))
-	for _, name := range names {
-		r := s.resources[name]
-		buf = appendString(buf, name)
+	slices.SortFunc(sorted, func(a, b *resource) int { return strings.Compare(a.name, b.name) })
+	buf = binary.AppendUvarint(buf, uint64(len(sorted)))
+	for _, r := range sorted {
+		buf = appendString(buf, r.name)
 		n := r.holderCount()
 		buf = binary.AppendUvarint(buf, uint64(n))
 		for i := 0; i < n; i++ {
 			h := r.holderAt(i)
 			buf = append(buf, h.id[:]...)
-			buf = append(buf, byte(h.mode))
+			buf = append(buf, byte(h.mode()))
 			buf = binary.AppendUvarint(buf, h.token)
 			buf = binary.AppendVarint(buf, h.expiresAt)
 			buf = binary.AppendUvarint(buf, uint64(h.ttlMs))
-			buf = appendString(buf, s.clients.name(h.client))
+			buf = appendString(buf, s.clients.name(h.client()))
 		}
 		q := r.queue()
 		buf = binary.AppendUvarint(buf, uint64(len(q)))
@@ -133,21 +133,36 @@ func (s *State) Restore(b []byte) error {
 func validMode(m Mode) bool { return m == Exclusive || m == Shared }
 
 func (s *State) restoreResource(d *decoder) {
-	r := &resource{name: d.string(), heapIndex: -1}
+	name := d.string()
+	if d.err != nil {
+		return
+	}
+	if s.resources.find(name) != nil {
+		d.err = fmt.Errorf("%w: resource %q repeated", ErrCorrupt, name)
+		return
+	}
+	// On any error below the whole fresh state is discarded, so the record
+	// may be inserted before its holders are checked.
+	r := s.resources.insert(name)
 	nh := d.count(20)
 	for j := 0; j < nh && d.err == nil; j++ {
 		var h holder
 		d.bytes(h.id[:])
-		h.mode = Mode(d.byte())
+		mode := Mode(d.byte())
 		h.token = d.uvarint()
 		h.expiresAt = d.varint()
 		h.ttlMs = uint32(d.uvarint())
-		h.client = s.clients.ref(d.string())
+		slot := s.clients.ref(d.string())
+		if d.err != nil {
+			return
+		}
 		// Apply panics on a broken invariant, so a snapshot must not be
 		// able to smuggle one in.
-		if d.err == nil && (h.token == 0 || h.token > s.lastToken || !validMode(h.mode) || !r.compatible(h.mode)) {
-			d.err = fmt.Errorf("%w: resource %q: holder token %d mode %d breaks the lock invariants", ErrCorrupt, r.name, h.token, h.mode)
+		if h.token == 0 || h.token > s.lastToken || !validMode(mode) || !r.compatible(mode) {
+			d.err = fmt.Errorf("%w: resource %q: holder token %d mode %d breaks the lock invariants", ErrCorrupt, r.name, h.token, mode)
+			return
 		}
+		h.clientMode = makeClientMode(slot, mode)
 		r.addHolder(h)
 		s.leases++
 	}
@@ -168,10 +183,9 @@ func (s *State) restoreResource(d *decoder) {
 	if d.err != nil {
 		return
 	}
-	if r.holderCount() == 0 || s.resources[r.name] != nil {
-		d.err = fmt.Errorf("%w: resource %q empty or repeated", ErrCorrupt, r.name)
+	if r.holderCount() == 0 {
+		d.err = fmt.Errorf("%w: resource %q has no holders", ErrCorrupt, r.name)
 		return
 	}
-	s.resources[r.name] = r
 	s.expiry.push(r)
 }

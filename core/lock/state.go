@@ -13,7 +13,7 @@ import (
 // use; the FSM serialises Apply and snapshots.
 type State struct {
 	cfg       Config
-	resources map[string]*resource
+	resources resourceTable
 	expiry    expiryHeap
 	clients   clientTable
 	dedupe    dedupeTable
@@ -55,9 +55,11 @@ func New(cfg Config) (*State, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	resources := newResourceTable()
 	return &State{
 		cfg:       cfg,
-		resources: make(map[string]*resource),
+		resources: resources,
+		expiry:    newExpiryHeap(resources.arena),
 		clients:   newClientTable(),
 		dedupe:    newDedupeTable(),
 	}, nil
@@ -135,7 +137,7 @@ func (s *State) acquireDeduped(index uint64, cmd *Command) Result {
 // since ended is reported as it was (its expiry is in the past), so the
 // client learns it no longer holds the lock without a second grant.
 func (s *State) replay(d dedupeEntry) Result {
-	if r := s.resources[d.resource]; r != nil {
+	if r := s.resources.find(d.resource); r != nil {
 		if i := r.findHolder(d.lease.ID); i >= 0 {
 			return Result{Granted: true, Lease: s.leaseOf(r.holderAt(i))}
 		}
@@ -150,7 +152,7 @@ func (s *State) replay(d dedupeEntry) Result {
 }
 
 func (s *State) acquire(index uint64, cmd *Command) Result {
-	r := s.resources[cmd.Resource]
+	r := s.resources.find(cmd.Resource)
 	if r != nil {
 		// The same proposal applied twice (a duplicated forward) must not
 		// create a second holder or waiter with one lease id.
@@ -161,14 +163,16 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 			return Result{Queued: true, Position: i + 1, Lease: Lease{ID: cmd.LeaseID, ClientID: cmd.ClientID, Mode: cmd.Mode}}
 		}
 		// Waiters whose deadline passed must not block this request.
+		// Granting the waiters behind them moves r's earliest expiry, so the
+		// heap must hear of it even if this request is refused.
 		s.promote(index, r)
+		s.reindex(index, r)
 	}
 	if r == nil {
-		if len(s.resources) >= s.cfg.MaxResources {
+		if s.resources.len() >= s.cfg.MaxResources {
 			return Result{Code: TooManyLocks}
 		}
-		r = &resource{name: cmd.Resource, heapIndex: -1}
-		s.resources[cmd.Resource] = r
+		r = s.resources.insert(cmd.Resource)
 	}
 	if r.compatible(cmd.Mode) && len(r.queue()) == 0 {
 		slot := s.clients.ref(cmd.ClientID)
@@ -199,12 +203,11 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode Mode, ttlMs int64, queued bool) Lease {
 	s.lastToken++
 	h := holder{
-		id:        id,
-		token:     s.lastToken,
-		expiresAt: s.clock.now + ttlMs*int64(time.Millisecond),
-		ttlMs:     uint32(ttlMs),
-		client:    slot,
-		mode:      mode,
+		id:         id,
+		token:      s.lastToken,
+		expiresAt:  s.clock.now + ttlMs*int64(time.Millisecond),
+		ttlMs:      uint32(ttlMs),
+		clientMode: makeClientMode(slot, mode),
 	}
 	r.addHolder(h)
 	s.leases++
@@ -214,7 +217,7 @@ func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode M
 }
 
 func (s *State) release(index uint64, cmd *Command) Result {
-	r := s.resources[cmd.Resource]
+	r := s.resources.find(cmd.Resource)
 	if r == nil {
 		return Result{Code: NotHolder}
 	}
@@ -230,7 +233,7 @@ func (s *State) release(index uint64, cmd *Command) Result {
 }
 
 func (s *State) renew(index uint64, cmd *Command) Result {
-	r := s.resources[cmd.Resource]
+	r := s.resources.find(cmd.Resource)
 	if r == nil {
 		return Result{Code: NotHolder}
 	}
@@ -250,7 +253,7 @@ func (s *State) renew(index uint64, cmd *Command) Result {
 }
 
 func (s *State) cancel(index uint64, cmd *Command) Result {
-	r := s.resources[cmd.Resource]
+	r := s.resources.find(cmd.Resource)
 	if r == nil {
 		return Result{}
 	}
@@ -275,7 +278,7 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 func (s *State) dropHolder(r *resource, i int) Lease {
 	h := r.holderAt(i)
 	lease := s.leaseOf(h)
-	s.clients.unref(h.client)
+	s.clients.unref(h.client())
 	r.removeHolder(i)
 	s.leases--
 	return lease
@@ -314,8 +317,8 @@ func (s *State) reindex(index uint64, r *resource) {
 		if r.heapIndex >= 0 {
 			s.expiry.remove(r)
 		}
-		delete(s.resources, r.name)
 		s.emit(index, EventFreed, r.name, Lease{}, false)
+		s.resources.remove(r) // zeroes the record, so it comes after emit
 		return
 	}
 	if r.heapIndex < 0 {
@@ -327,8 +330,8 @@ func (s *State) reindex(index uint64, r *resource) {
 
 // expireDue frees every lease whose expiry is at or before log time.
 func (s *State) expireDue(index uint64) {
-	for len(s.expiry) > 0 {
-		r := s.expiry[0]
+	for s.expiry.len() > 0 {
+		r := s.expiry.min()
 		if at, _ := r.due(); at > s.clock.now {
 			return
 		}
@@ -353,8 +356,8 @@ func (s *State) emit(index uint64, kind EventKind, resource string, lease Lease,
 func (s *State) leaseOf(h *holder) Lease {
 	return Lease{
 		ID:        h.id,
-		ClientID:  s.clients.name(h.client),
-		Mode:      h.mode,
+		ClientID:  s.clients.name(h.client()),
+		Mode:      h.mode(),
 		Token:     h.token,
 		ExpiresAt: h.expiresAt,
 		TTLMs:     int64(h.ttlMs),
@@ -366,7 +369,7 @@ func (s *State) leaseOf(h *holder) Lease {
 // linearizable read propose OpStatus.
 func (s *State) Status(resource string) Status {
 	st := Status{Resource: resource}
-	r := s.resources[resource]
+	r := s.resources.find(resource)
 	if r == nil {
 		return st
 	}
@@ -386,7 +389,7 @@ func (s *State) Status(resource string) Status {
 // exclusive holder (never mixed with shared ones) and holders' tokens not
 // above the last token issued. A violation is a programming error.
 func (s *State) assertInvariants(name string) {
-	r := s.resources[name]
+	r := s.resources.find(name)
 	if r == nil {
 		return
 	}
@@ -396,7 +399,7 @@ func (s *State) assertInvariants(name string) {
 	}
 	for i := 0; i < n; i++ {
 		h := r.holderAt(i)
-		if h.mode == Exclusive && n > 1 {
+		if h.mode() == Exclusive && n > 1 {
 			panic("lock: exclusive holder shares the lock")
 		}
 		// The token-in-memory bug mode breaks this on purpose; the testbed
@@ -417,7 +420,7 @@ type Metrics struct {
 // Metrics reports counts for monitoring.
 func (s *State) Metrics() Metrics {
 	return Metrics{
-		Resources: len(s.resources), Leases: s.leases, Waiters: s.waiters,
+		Resources: s.resources.len(), Leases: s.leases, Waiters: s.waiters,
 		Clients: s.clients.len(), DedupeEntries: s.dedupe.len(),
 		Expirations: s.expired, LastToken: s.lastToken, LastIndex: s.lastIndex,
 		LogTime: s.clock.now,
@@ -426,10 +429,10 @@ func (s *State) Metrics() Metrics {
 
 // NextExpiry returns the log time of the earliest lease expiry.
 func (s *State) NextExpiry() (int64, bool) {
-	if len(s.expiry) == 0 {
+	if s.expiry.len() == 0 {
 		return 0, false
 	}
-	at, _ := s.expiry[0].due()
+	at, _ := s.expiry.min().due()
 	return at, true
 }
 

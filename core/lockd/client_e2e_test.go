@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/client"
+	"github.com/lockstep/lockstep/core/node"
 )
 
 // TestClientAgainstRealCluster: goal — the Go client works against real
@@ -15,7 +16,7 @@ import (
 // waiter with a larger token. Method: three members on loopback TCP, the
 // client configured with all endpoints, the leader stopped mid-lease.
 func TestClientAgainstRealCluster(t *testing.T) {
-	c := startCluster(t)
+	c := startCluster(t, node.LogStoreWAL)
 	lead := c.leader()
 	var endpoints []string
 	for i := range c.peers {

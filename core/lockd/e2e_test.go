@@ -22,6 +22,7 @@ import (
 // cluster is three real members on loopback TCP with bolt stores.
 type cluster struct {
 	t       *testing.T
+	store   node.LogStoreKind
 	peers   []node.Peer
 	dirs    []string
 	members []*lockd.Member
@@ -37,9 +38,9 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T, store node.LogStoreKind) *cluster {
 	t.Helper()
-	c := &cluster{t: t, members: make([]*lockd.Member, 3)}
+	c := &cluster{t: t, store: store, members: make([]*lockd.Member, 3)}
 	base := t.TempDir()
 	for i := 0; i < 3; i++ {
 		c.peers = append(c.peers, node.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: freeAddr(t), HTTPAddr: freeAddr(t)})
@@ -61,7 +62,7 @@ func startCluster(t *testing.T) *cluster {
 func (c *cluster) start(i int) {
 	p := c.peers[i]
 	m, err := lockd.Start(lockd.Options{
-		ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: c.dirs[i], Peers: c.peers,
+		ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: c.dirs[i], Peers: c.peers, LogStore: c.store,
 		Bootstrap: true, Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler),
 		Tune: func(cfg *node.Config) { cfg.SnapshotThreshold = 8; cfg.TrailingLogs = 4 },
 	})
@@ -137,7 +138,13 @@ func status(t *testing.T, url, resource string) api.StatusResponse {
 // granted in order with rising tokens; finally restart the old leader from
 // its data dir and check it converges to the same state.
 func TestLeaderCrashKeepsLocksTokensAndQueue(t *testing.T) {
-	c := startCluster(t)
+	for _, store := range []node.LogStoreKind{node.LogStoreWAL, node.LogStoreBolt} {
+		t.Run(string(store), func(t *testing.T) { leaderCrash(t, store) })
+	}
+}
+
+func leaderCrash(t *testing.T, store node.LogStoreKind) {
+	c := startCluster(t, store)
 	lead := c.leader()
 	follower := (lead + 1) % 3
 
@@ -207,7 +214,13 @@ func TestLeaderCrashKeepsLocksTokensAndQueue(t *testing.T) {
 // restart. Method: grant a lock, stop all three members, start them again from
 // their data dirs with the same command line, and read the same holder back.
 func TestRestartedClusterRecoversState(t *testing.T) {
-	c := startCluster(t)
+	for _, store := range []node.LogStoreKind{node.LogStoreWAL, node.LogStoreBolt} {
+		t.Run(string(store), func(t *testing.T) { restartedCluster(t, store) })
+	}
+}
+
+func restartedCluster(t *testing.T, store node.LogStoreKind) {
+	c := startCluster(t, store)
 	c.leader()
 	held, code := post[api.AcquireResponse](t, c.url(0)+api.PathAcquire,
 		api.AcquireRequest{Resource: "r", ClientID: "A", TTL: 60_000})

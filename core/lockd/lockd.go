@@ -21,10 +21,12 @@ import (
 
 // Options describe one member.
 type Options struct {
-	ID        string
-	RaftAddr  string
-	HTTPAddr  string
-	DataDir   string
+	ID       string
+	RaftAddr string
+	HTTPAddr string
+	DataDir  string
+	// LogStore picks the Raft log implementation (default wal).
+	LogStore  node.LogStoreKind
 	Peers     []node.Peer
 	Bootstrap bool
 	Lock      lock.Config
@@ -48,7 +50,7 @@ func Start(opts Options) (*Member, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	stores, err := node.OpenDiskStores(opts.DataDir, opts.RaftLogs)
+	stores, err := node.OpenDiskStores(opts.DataDir, opts.LogStore, opts.RaftLogs)
 	if err != nil {
 		return nil, err
 	}

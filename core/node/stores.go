@@ -10,14 +10,50 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/lockstep/lockstep/core/wal"
 	"go.etcd.io/bbolt"
 )
 
-// OpenDiskStores opens the durable stores in dir: a bolt log and stable
-// store (fsync on every write batch) behind a small log cache, and a file
-// snapshot store keeping two snapshots.
-func OpenDiskStores(dir string, logs io.Writer) (Stores, error) {
+// LogStoreKind selects the durable Raft log implementation.
+type LogStoreKind string
+
+const (
+	// LogStoreWAL is lockstep's append-only log: one fdatasync per batch.
+	LogStoreWAL LogStoreKind = "wal"
+	// LogStoreBolt is raft-boltdb/v2 (bbolt): two fsyncs per batch.
+	LogStoreBolt LogStoreKind = "bolt"
+)
+
+// OpenDiskStores opens the durable stores in dir with the chosen log store
+// and a file snapshot store keeping two snapshots. Both log stores fsync
+// every write batch before Raft acknowledges it.
+func OpenDiskStores(dir string, kind LogStoreKind, logs io.Writer) (Stores, error) {
+	switch kind {
+	case LogStoreBolt:
+		return openBoltStores(dir, logs)
+	case LogStoreWAL, "":
+		return openWALStores(dir, logs)
+	default:
+		return Stores{}, fmt.Errorf("%w: unknown log store %q (want wal or bolt)", ErrConfig, kind)
+	}
+}
+
+func openWALStores(dir string, logs io.Writer) (Stores, error) {
+	st, err := wal.Open(filepath.Join(dir, "wal"), wal.Options{})
+	if err != nil {
+		return Stores{}, fmt.Errorf("open raft log: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStore(dir, 2, logs)
+	if err != nil {
+		_ = st.Close()
+		return Stores{}, fmt.Errorf("open snapshots: %w", err)
+	}
+	return Stores{Log: st, Stable: st, Snapshot: snaps, Close: st.Close}, nil
+}
+
+func openBoltStores(dir string, logs io.Writer) (Stores, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return Stores{}, fmt.Errorf("create data dir: %w", err)
 	}

@@ -22,11 +22,10 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// writeFileAtomic replaces dir/name with data so that a crash at any point
+// writeFileAtomic replaces the file at path with data so that a crash at any point
 // leaves either the old or the new content: write a temporary file, fsync
 // it, rename it over, fsync the directory. noSync skips both fsyncs.
-func writeFileAtomic(dir, name string, data []byte, noSync bool) error {
-	path := filepath.Join(dir, name)
+func writeFileAtomic(path string, data []byte, noSync bool) error {
 	tmp := path + tmpSuffix
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -50,5 +49,5 @@ func writeFileAtomic(dir, name string, data []byte, noSync bool) error {
 	if noSync {
 		return nil
 	}
-	return syncDir(dir)
+	return syncDir(filepath.Dir(path))
 }

@@ -94,9 +94,6 @@ func checkView(t testing.TB, s *wal.Store, want []*raft.Log) {
 		}
 	}
 	for _, idx := range []uint64{first - 1, last + 1} {
-		if idx == 0 && len(want) > 0 {
-			continue
-		}
 		if err := s.GetLog(idx, new(raft.Log)); !errors.Is(err, raft.ErrLogNotFound) {
 			t.Fatalf("GetLog(%d) outside [%d,%d] = %v, want ErrLogNotFound", idx, first, last, err)
 		}

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 )
 
-// recover opens the log file and rebuilds the memLog from it, truncating a
+// openLog opens the log file and rebuilds the memLog from it, truncating a
 // torn tail. It runs inside Open, before the Store is shared.
-func (s *Store) recover() error {
+func (s *Store) openLog() error {
 	path := filepath.Join(s.dir, logFileName)
 	// A leftover temporary file is a compaction that never reached its
 	// rename; the original file is still complete.

@@ -21,7 +21,7 @@ const stableFileName = "raft.stable"
 // and needs no log or recovery logic.
 type stableStore struct {
 	mu     sync.Mutex
-	dir    string
+	path   string
 	noSync bool
 	closed bool
 	kv     map[string][]byte
@@ -36,7 +36,7 @@ func openStable(dir string, noSync bool) (*stableStore, error) {
 	}
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &stableStore{dir: dir, noSync: noSync, kv: map[string][]byte{}}, nil
+		return &stableStore{path: path, noSync: noSync, kv: map[string][]byte{}}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -45,7 +45,7 @@ func openStable(dir string, noSync bool) (*stableStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &stableStore{dir: dir, noSync: noSync, kv: kv}, nil
+	return &stableStore{path: path, noSync: noSync, kv: kv}, nil
 }
 
 func (s *stableStore) set(key, val []byte) error {
@@ -59,7 +59,7 @@ func (s *stableStore) set(key, val []byte) error {
 		next[k] = v
 	}
 	next[string(key)] = slices.Clone(val)
-	if err := writeFileAtomic(s.dir, stableFileName, encodeStable(next), s.noSync); err != nil {
+	if err := writeFileAtomic(s.path, encodeStable(next), s.noSync); err != nil {
 		return fmt.Errorf("set %q: %w", key, err)
 	}
 	s.kv = next

@@ -107,7 +107,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.Close()
 		return nil, fmt.Errorf("wal: open stable store: %w", err)
 	}
-	if err := s.recover(); err != nil {
+	if err := s.openLog(); err != nil {
 		_ = lock.Close()
 		return nil, fmt.Errorf("wal: open log: %w", err)
 	}
@@ -206,6 +206,12 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 		return fmt.Errorf("wal: batch of %d entries needs %d bytes: %w", len(batch), payloadLen, ErrTooLarge)
 	}
 
+	// Encode before taking the lock: only the checks, the write and the
+	// sync need to be serialised.
+	frame := make([]byte, headerBytes+payloadLen)
+	putEntries(frame[headerBytes:], batch)
+	seal(frame)
+
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.writable(); err != nil {
@@ -214,9 +220,6 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	if err := s.log.checkAppend(batch); err != nil {
 		return fmt.Errorf("wal: store logs: %w", err)
 	}
-	frame := make([]byte, headerBytes+payloadLen)
-	putEntries(frame[headerBytes:], batch)
-	seal(frame)
 	if err := s.appendFrame(frame); err != nil {
 		return err
 	}

@@ -1,0 +1,225 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// TestMayTakeEffect checks the merged outcome of indefinite releases and renews: each only weakens the lease, and applying it again changes nothing.
+func TestMayTakeEffect(t *testing.T) {
+	s1 := state(sec, 2, xLease("L1", 1, 10*sec))
+	cases := []struct {
+		name string
+		in   LockInput
+		want lease
+	}{
+		{"release makes it maybe gone", rel("L1"), lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, MaybeGone: true}},
+		{"longer renew opens it at the old expiry", renew("L1", 20*sec), lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, Open: true}},
+		{"shorter renew opens it at now+ttl", renew("L1", 2*sec), lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 3 * sec, TTL: 2 * sec, Open: true}},
+		{"renew with ttl 0 reuses the lease's", renew("L1", 0), lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, Open: true}},
+		{"other lease untouched", rel("L9"), xLease("L1", 1, 10*sec)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			once := exact.mayTakeEffect(s1, tc.in)
+			if len(once.leases) != 1 || once.leases[0] != tc.want {
+				t.Fatalf("got %v, want %+v", once, tc.want)
+			}
+			later := once
+			later.logTime = 5 * sec
+			if twice := exact.mayTakeEffect(later, tc.in); !twice.equal(later) {
+				t.Fatalf("not idempotent: %v then %v", later, twice)
+			}
+			if s1.leases[0] != xLease("L1", 1, 10*sec) {
+				t.Fatalf("input state mutated: %v", s1)
+			}
+		})
+	}
+}
+
+// TestStepMaybeGone table-drives steps on a lease an indefinite release may have ended: nothing may rely on it being live, but a status listing it must still list it right.
+func TestStepMaybeGone(t *testing.T) {
+	gone := lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, MaybeGone: true}
+	s1 := state(sec, 2, gone)
+	cases := []struct {
+		name    string
+		in      LockInput
+		out     LockOutput
+		wantErr error
+		leases  int
+		logTime int64
+	}{
+		{"conflicting grant", acq("b", Exclusive, sec), grant("L2", 2, 5*sec, 6*sec), nil, 1, 5 * sec},
+		{"status without it", status(), holders(2 * sec), nil, 0, 2 * sec},
+		{"status with it", status(), holders(2*sec, hv("L1", Exclusive, 1, 10*sec)), nil, 1, 2 * sec},
+		{"status with it, wrong expiry", status(), holders(2*sec, hv("L1", Exclusive, 1, 20*sec)), errStatusMismatch, 0, 0},
+		{"not_holder", rel("L1"), notHolderAt(2 * sec), nil, 0, 2 * sec},
+		{"not_holder without log time deduces nothing", renew("L1", 0), notHolderAt(0), nil, 0, sec},
+		{"release", rel("L1"), ok(2 * sec), nil, 0, 2 * sec},
+		{"renew", renew("L1", 0), renewed(2*sec, 12*sec), nil, 1, 2 * sec},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			next, err := exact.step(s1, tc.in, tc.out)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			n := next[0]
+			if len(next) != 1 || len(n.leases) != tc.leases || n.logTime != tc.logTime {
+				t.Fatalf("got %v, want %d leases at %s", next, tc.leases, fmtTime(tc.logTime))
+			}
+			if tc.leases == 1 && n.find("L1") >= 0 && n.leases[n.find("L1")].MaybeGone {
+				t.Fatalf("a definite answer must settle the doubt: %v", n)
+			}
+		})
+	}
+}
+
+// TestLockPlan checks how the planner splits a resource and what it tells each stepped op: set-aside ops (no effect, or indefinite) go to a second partition; indefinite ops count for ops returning at or after their call.
+func TestLockPlan(t *testing.T) {
+	ops := []porcupine.Operation{
+		op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, sec, 11*sec)),
+		op(1, 0, sec, acq("b", Exclusive, 10*sec), LockOutput{LogTime: sec}),
+		op(2, 2*sec, 0, acq("c", Exclusive, 10*sec), unknown()),
+		op(0, 2*sec, 0, rel("L1"), unknown()),
+		op(3, 3*sec, 4*sec, status(), LockOutput{Code: "unavailable"}),
+		op(4, 3*sec, 4*sec, renew("L1", 0), notHolderAt(0)),
+		op(5, sec, 2*sec, status(), holders(2*sec)),
+		op(6, 5*sec, 6*sec, LockInput{Op: Status, Resource: "other"}, holders(5*sec)),
+	}
+	parts := Lock.Partition(ops)
+	if len(parts) != 3 || len(parts[0]) != 3 || len(parts[1]) != 4 || len(parts[2]) != 1 {
+		t.Fatalf("partition sizes: %d parts %v", len(parts), parts)
+	}
+	for _, o := range parts[1] {
+		if !o.Input.(lockCall).aside {
+			t.Errorf("%v should be set aside", o.Input)
+		}
+	}
+	cases := []struct {
+		op                     int // in parts[0]
+		timed                  bool
+		indefinite, phantoms   int
+		decided, timedPosition int64
+	}{
+		{0, true, 0, 0, sec, 0},
+		{1, false, 1, 1, 0, 0},      // not_holder without log time, returns after both indefinite calls
+		{2, true, 1, 1, 2 * sec, 1}, // status returning exactly at their call: closed intervals
+	}
+	for _, tc := range cases {
+		c := parts[0][tc.op].Input.(lockCall)
+		if c.timed != tc.timed || c.indefinite != tc.indefinite || c.phantoms != tc.phantoms || (c.timed && (c.decided != tc.decided || int64(c.timedIndex) != tc.timedPosition)) {
+			t.Errorf("op %d (%s): got %+v", tc.op, c.Op, c)
+		}
+	}
+	if in := LockInputOf(parts[0][0].Input); in != ops[0].Input {
+		t.Errorf("LockInputOf = %+v", in)
+	}
+}
+
+// TestLogOrderRule checks the pruning rule directly: log time may not pass a timed op already called but not yet linearized, may pass one called later, and the rule never rejects a history the reference accepts.
+func TestLogOrderRule(t *testing.T) {
+	plan := &resourcePlan{timed: []timedOp{{decided: sec, call: 0}, {decided: 2 * sec, call: 500 * ms}, {decided: 3 * sec, call: 5 * sec}}}
+	cases := []struct {
+		name     string
+		ahead    []int
+		from, to int64
+		ret      int64
+		want     bool
+	}{
+		{"no move", nil, sec, sec, 4 * sec, true},
+		{"skips a called op", nil, 0, 2500 * ms, 4 * sec, false},
+		{"passes a linearized op", []int{0, 1}, 0, 2500 * ms, 4 * sec, true},
+		{"passes an op called after its return", []int{0, 1}, 0, 4 * sec, 4 * sec, true},
+		{"passes an op called at its return", []int{0, 1}, 0, 4 * sec, 5 * sec, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := plan.inLogOrder(tc.ahead, tc.from, tc.to, tc.ret); got != tc.want {
+				t.Fatalf("inLogOrder = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLockHistoriesIndefinite runs Porcupine on histories whose indefinite ops take effect at awkward points, which only the lazy merge (not a guessed position) explains.
+func TestLockHistoriesIndefinite(t *testing.T) {
+	cases := []struct {
+		name  string
+		legal bool
+		ops   []porcupine.Operation
+	}{
+		{"release takes effect after a status still listing the lease", true, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 100*sec), grant("L1", 1, sec, 101*sec)),
+			op(0, 2*sec, 0, rel("L1"), unknown()),
+			op(1, 3*sec, 4*sec, status(), holders(3*sec, hv("L1", Exclusive, 1, 101*sec))),
+			op(2, 5*sec, 6*sec, acq("b", Exclusive, 10*sec), grant("L2", 2, 5*sec, 15*sec)),
+		}},
+		{"release cannot act before its call", false, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 100*sec), grant("L1", 1, sec, 101*sec)),
+			op(2, 2*sec, 3*sec, acq("b", Exclusive, 10*sec), grant("L2", 2, 2*sec, 12*sec)),
+			op(0, 4*sec, 0, rel("L1"), unknown()),
+		}},
+		{"renew of a maybe-released lease, revealed by status", true, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, 0, 10*sec)),
+			op(0, 2*sec, 0, renew("L1", 30*sec), unknown()),
+			op(3, 2*sec, 0, rel("L1"), unknown()),
+			op(1, 15*sec, 16*sec, status(), holders(15*sec, hv("L1", Exclusive, 1, 33*sec))),
+		}},
+		{"phantom called after the status returned", false, []porcupine.Operation{
+			op(1, sec, 2*sec, status(), holders(sec, hv("P", Exclusive, 3, 20*sec))),
+			op(0, 3*sec, 0, acq("a", Exclusive, 20*sec), unknown()),
+		}},
+		{"phantoms revealed by concurrent statuses", true, []porcupine.Operation{
+			op(0, 0, 0, acq("a", Shared, 20*sec), unknown()),
+			op(1, 0, 0, acq("b", Shared, 20*sec), unknown()),
+			op(2, sec, 3*sec, status(), holders(2*sec, hv("P", Shared, 3, 20*sec))),
+			op(3, sec, 3*sec, status(), holders(2*sec, hv("P", Shared, 3, 20*sec), hv("Q", Shared, 4, 20*sec))),
+		}},
+		{"one phantom revealed twice under two ids", false, []porcupine.Operation{
+			op(0, 0, 0, acq("a", Exclusive, 20*sec), unknown()),
+			op(2, sec, 2*sec, status(), holders(sec, hv("P", Exclusive, 3, 2500*ms))),
+			op(4, 5*sec, 6*sec, status(), holders(5*sec, hv("Q", Exclusive, 4, 20*sec))),
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := porcupine.CheckOperationsTimeout(Lock, tc.ops, 5*time.Second)
+			want := porcupine.Illegal
+			if tc.legal {
+				want = porcupine.Ok
+			}
+			if got != want {
+				t.Fatalf("check = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestOrderedAgreesWithReference differentially checks the ordered model against the reference power-set model on simulated runs: on a correct server both accept (soundness), on a holder-ignoring one both reject (no lost bug).
+func TestOrderedAgreesWithReference(t *testing.T) {
+	reference := NewLockNondeterministic(LockOptions{TimeSlack: DefaultTimeSlack})
+	ref := reference.ToModel()
+	for seed := range uint64(12) {
+		for _, buggy := range []bool{false, true} {
+			t.Run(fmt.Sprintf("seed%d/buggy=%v", seed, buggy), func(t *testing.T) {
+				history := simulateLocks(100+seed, 300, buggy)
+				want := porcupine.CheckOperationsTimeout(ref, history, 20*time.Second)
+				got := porcupine.CheckOperationsTimeout(Lock, history, 20*time.Second)
+				if want == porcupine.Unknown || got != want {
+					t.Fatalf("ordered %v, reference %v", got, want)
+				}
+				if buggy != (got == porcupine.Illegal) {
+					t.Fatalf("buggy=%v judged %v", buggy, got)
+				}
+			})
+		}
+	}
+}
