@@ -11,7 +11,8 @@ import (
 // The ordered lock model is what the checker runs. It is the reference
 // specification (lockSpec.step, also offered whole as
 // NewLockNondeterministic) made cheap to search, in three ways that never
-// make a correct history fail and rarely let a wrong one pass:
+// make a correct history fail and rarely let a wrong one pass (the tests
+// check it against the reference on simulated runs):
 //
 //  1. Set aside what has no tracked effect (setAside): a not-granted
 //     acquire, an error that changed nothing, any indefinite operation.
@@ -24,9 +25,9 @@ import (
 //     lockCall.phantoms). An indefinite op may take effect at any point
 //     after its call, or never. Instead of Porcupine guessing that point,
 //     every later-returning operation first applies the merge of both
-//     outcomes: a release makes its lease "maybe gone" (never certainly
-//     live), a renew makes it open (mayRenew), an acquire adds one to the
-//     phantoms a status may reveal. These merges only ever allow more, and
+//     outcomes (mayTakeEffect): a release makes its lease "maybe gone"
+//     (never certainly live), a renew makes it open, an acquire adds one
+//     to the phantoms a status may reveal. These merges only ever allow more, and
 //     re-applying them is harmless, so the model admits whatever the
 //     reference admits for any placement of the indefinite ops.
 //  3. Linearize in log order (resourcePlan.inLogOrder). The reference
@@ -41,8 +42,13 @@ import (
 // The price of 2 is precision in corner cases only: an indefinite op is
 // assumed possibly effective before every operation returning after its
 // call, even one the linearization puts first; a lease an indefinite
-// release may have ended is never again required to be live. Definite
-// operations are judged exactly as the reference judges them.
+// release may have ended is never again required to be live. One corner
+// is stricter than the reference, still soundly: a status listing a lease
+// an indefinite release may have ended must list it as it was, where the
+// reference would also accept it as some indefinite acquire's phantom (a
+// phantom is a new grant, so it never carries a known lease's id).
+// Definite operations are otherwise judged exactly as the reference
+// judges them.
 
 // errOutOfLogOrder is a dead end, not a bug: a timed operation decided
 // earlier has not been linearized yet and no longer could be.
@@ -67,7 +73,7 @@ type asideState struct{}
 // newOrderedLock returns the ordered model (see above) for spec sp.
 func newOrderedLock(sp lockSpec) porcupine.Model {
 	return porcupine.Model{
-		Partition: sp.partition,
+		Partition: partitionOrdered,
 		Init: func() interface{} {
 			return orderedState{}
 		},
@@ -128,7 +134,7 @@ func (sp lockSpec) stepOrdered(s orderedState, call lockCall, out LockOutput) (o
 	}
 	if len(next) != 1 {
 		// Only indefinite outcomes branch, and those are set aside.
-		return s, fmt.Errorf("%w: %s branched", errUnknownOp, call.Op)
+		return s, fmt.Errorf("definite %s branched into %d states", call.Op, len(next))
 	}
 	n := next[0]
 	if !call.plan.inLogOrder(s.ahead, s.lock.logTime, n.logTime, call.ret) {

@@ -149,7 +149,7 @@ func TestLogOrderRule(t *testing.T) {
 	}
 }
 
-// TestLockHistoriesIndefinite runs Porcupine on histories whose indefinite ops take effect at awkward points, which only the lazy merge (not a guessed position) explains.
+// TestLockHistoriesIndefinite runs Porcupine on histories whose indefinite ops (or late grants) take effect at awkward points, which only the lazy merge (not a guessed position) explains.
 func TestLockHistoriesIndefinite(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -172,6 +172,10 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 			op(0, 2*sec, 0, renew("L1", 30*sec), unknown()),
 			op(3, 2*sec, 0, rel("L1"), unknown()),
 			op(1, 15*sec, 16*sec, status(), holders(15*sec, hv("L1", Exclusive, 1, 33*sec))),
+		}},
+		{"grant found 2ms late, listed by a status in between", true, []porcupine.Operation{
+			op(0, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTL: 3 * sec, Wait: true}, grant("L1", 1, 2002*ms, 5*sec)),
+			op(1, sec, 3*sec, status(), holders(2001*ms, hv("L1", Exclusive, 1, 5*sec))),
 		}},
 		{"phantom called after the status returned", false, []porcupine.Operation{
 			op(1, sec, 2*sec, status(), holders(sec, hv("P", Exclusive, 3, 20*sec))),

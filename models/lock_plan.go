@@ -96,11 +96,11 @@ func decidedAt(in LockInput, out LockOutput) (int64, bool) {
 	return out.LogTime, true
 }
 
-// partition splits a history by resource, then each resource into the
+// partitionOrdered splits a history by resource, then each resource into the
 // operations the ordered model steps (first) and the ones set aside
 // (second), dropping empty halves. Porcupine checks, and the
 // visualization shows, each half as its own partition.
-func (sp lockSpec) partition(history []porcupine.Operation) [][]porcupine.Operation {
+func partitionOrdered(history []porcupine.Operation) [][]porcupine.Operation {
 	var parts [][]porcupine.Operation
 	for _, ops := range partitionByResource(history) {
 		stepped, aside := planResource(ops)

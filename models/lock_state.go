@@ -163,7 +163,11 @@ func (sp lockSpec) acquire(s lockState, in LockInput, out LockOutput) ([]lockSta
 	// is later than that G reports a grant made earlier: a queued grant
 	// found by the cancel that raced it, or a retried request answered
 	// from the dedupe table (possibly for a grant that already ended).
-	if in.TTL > 0 && out.ExpiresAt-in.TTL < out.LogTime-sp.slack {
+	// However little later: a grant found 1ms late may already have been
+	// listed by a status decided in that 1ms. An immediate grant has G
+	// equal to its LogTime exactly, whole-ms rounding included (TTLs are
+	// whole ms), so no slack is needed to keep it on the strict path.
+	if in.TTL > 0 && out.ExpiresAt-in.TTL < out.LogTime {
 		return sp.lateGrant(s, in, out, out.ExpiresAt-in.TTL)
 	}
 	n, err := sp.advance(s, out.LogTime)
@@ -399,7 +403,9 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 		if l.Open {
 			l.ExpiresAt, l.Open = h.ExpiresAt, false
 		}
-		l.MaybeGone = false // listed, so not released (yet)
+		// Listed, so not released (yet): a phantom, being a new grant,
+		// never carries the id of a lease the model knows.
+		l.MaybeGone = false
 		next = append(next, l)
 	}
 	// What is left can only be phantoms revealed by this status.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -21,6 +22,9 @@ import (
 // Cluster is several independent Raft groups (shards) of real lockstep
 // nodes on one simulated network. It implements nemesis.Cluster.
 type Cluster struct {
+	// run makes failpoint names unique per run: failpoint's registry is
+	// process-wide and its objects must not cross synctest bubbles.
+	run    string
 	net    *sim.Network
 	rec    *recorder
 	bug    node.Bug
@@ -54,7 +58,7 @@ type clusterOptions struct {
 }
 
 func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster, error) {
-	c := &Cluster{net: net, rec: rec, bug: opts.bug, byID: make(map[string]*member)}
+	c := &Cluster{run: fmt.Sprintf("run%d", runCounter.Add(1)), net: net, rec: rec, bug: opts.bug, byID: make(map[string]*member)}
 	seeds := rand.New(rand.NewPCG(opts.seed, 7))
 	for g := 0; g < opts.groups; g++ {
 		var peers []node.Peer
@@ -65,7 +69,7 @@ func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster,
 		var ms []*member
 		for _, p := range peers {
 			m := &member{
-				id: p.ID, group: g, peers: peers, clock: sim.NewClock(), stores: memStores(p.ID),
+				id: p.ID, group: g, peers: peers, clock: sim.NewClock(), stores: c.memStores(p.ID),
 				ids: rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64())),
 			}
 			net.AttachClock(p.ID, m.clock)
@@ -84,11 +88,15 @@ func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster,
 	return c, nil
 }
 
-func memStores(id string) node.Stores {
+var runCounter atomic.Int64
+
+func (c *Cluster) memStores(id string) node.Stores {
 	s := node.NewMemStores()
-	s.Log = node.WithFailpoints(id, s.Log)
+	s.Log = node.WithFailpoints(c.failpoint(id), s.Log)
 	return s
 }
+
+func (c *Cluster) failpoint(id string) string { return node.FailpointStoreLogs(c.run + "/" + id) }
 
 func (c *Cluster) start(m *member, bootstrap bool) error {
 	tr, err := c.net.NewTransport(m.id)
@@ -227,7 +235,7 @@ func (c *Cluster) WipeDisk(id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.byID[id]
-	m.stores = memStores(id)
+	m.stores = c.memStores(id)
 	m.wiped = true
 	return nil
 }
@@ -304,7 +312,7 @@ func (c *Cluster) JumpClock(id string, d time.Duration) {
 
 // SetDiskFault implements nemesis.Cluster through the log store failpoint.
 func (c *Cluster) SetDiskFault(id string, delay time.Duration, fail bool) {
-	name := node.FailpointStoreLogs(id)
+	name := c.failpoint(id)
 	switch {
 	case fail:
 		_ = failpoint.Enable(name, "return(true)")

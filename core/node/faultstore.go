@@ -28,9 +28,10 @@ type faultyLogStore struct {
 	name string
 }
 
-// WithFailpoints wraps s so that faults can be injected into node id's writes.
-func WithFailpoints(id string, s raft.LogStore) raft.LogStore {
-	return &faultyLogStore{LogStore: s, name: FailpointStoreLogs(id)}
+// WithFailpoints wraps s so that faults can be injected into its writes
+// through the failpoint called name (see FailpointStoreLogs).
+func WithFailpoints(name string, s raft.LogStore) raft.LogStore {
+	return &faultyLogStore{LogStore: s, name: name}
 }
 
 func (f *faultyLogStore) StoreLog(l *raft.Log) error {
