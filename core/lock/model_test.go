@@ -19,6 +19,8 @@ type refModel struct {
 	res       map[string]*refResource
 	// dedupe holds remembered acquires in the order they were first seen.
 	dedupe []refDedupe
+	// settled holds how queued requests ended, oldest first.
+	settled []refDedupe
 }
 
 type refResource struct {
@@ -101,6 +103,9 @@ func (m *refModel) apply(e Entry) (Result, []Event) {
 	for len(m.dedupe) > 0 && (m.dedupe[0].at <= cutoff || len(m.dedupe) > m.cfg.DedupeMax) {
 		m.dedupe = m.dedupe[1:]
 	}
+	for len(m.settled) > 0 && (m.settled[0].at <= cutoff || len(m.settled) > m.cfg.DedupeMax) {
+		m.settled = m.settled[1:]
+	}
 	res.LogTime = m.now
 	return res, ev
 }
@@ -164,13 +169,15 @@ func (m *refModel) settle(name string, emit emitFunc) {
 		if w.deadline <= m.now {
 			r.queue = r.queue[1:]
 			emit(EventCancel, name, Lease{ID: w.id, ClientID: w.client, Mode: w.mode}, false)
+			m.remember(refDedupe{at: m.now, lease: Lease{ID: w.id}})
 			continue
 		}
 		if !r.fits(w.mode) {
 			break
 		}
 		r.queue = r.queue[1:]
-		m.grant(name, w.id, w.client, w.mode, w.ttlMs, true, emit)
+		l := m.grant(name, w.id, w.client, w.mode, w.ttlMs, true, emit)
+		m.remember(refDedupe{at: m.now, lease: l, granted: true})
 	}
 	if len(r.holders) == 0 {
 		delete(m.res, name)
@@ -263,7 +270,7 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		case h >= 0:
 			return Result{Granted: true, Lease: r.holders[h]}
 		}
-		return Result{}
+		return m.settledResult(c.LeaseID)
 	case OpStatus:
 		st := m.status(c.Resource)
 		return Result{Status: &st}
@@ -317,6 +324,26 @@ func (m *refModel) replay(d refDedupe) Result {
 	}
 	if d.granted {
 		return Result{Granted: true, Lease: d.lease}
+	}
+	return m.settledResult(d.lease.ID)
+}
+
+// remember records how a queued request ended; the first record wins.
+func (m *refModel) remember(d refDedupe) {
+	for _, old := range m.settled {
+		if old.lease.ID == d.lease.ID {
+			return
+		}
+	}
+	m.settled = append(m.settled, d)
+}
+
+// settledResult answers a cancel or retry for a queued request that ended.
+func (m *refModel) settledResult(id LeaseID) Result {
+	for _, d := range m.settled {
+		if d.lease.ID == id && d.granted {
+			return Result{Granted: true, Lease: d.lease}
+		}
 	}
 	return Result{}
 }

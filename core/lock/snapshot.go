@@ -8,7 +8,7 @@ import (
 )
 
 // snapshotMagic starts every snapshot; the trailing digit is the version.
-const snapshotMagic = "LKSNAP1\n"
+const snapshotMagic = "LKSNAP2\n"
 
 // Snapshot encodes the full state: clock, token counter, holders, queues and
 // the dedupe table. The encoding is canonical (resources sorted by name,
@@ -54,10 +54,16 @@ func (s *State) Snapshot() []byte {
 		}
 	}
 
-	live := s.dedupe.order[s.dedupe.head:]
+	buf = appendDedupe(buf, &s.dedupe)
+	return appendDedupe(buf, &s.settled)
+}
+
+// appendDedupe encodes a dedupe-shaped table in insertion order.
+func appendDedupe(buf []byte, t *dedupeTable) []byte {
+	live := t.order[t.head:]
 	buf = binary.AppendUvarint(buf, uint64(len(live)))
 	for _, k := range live {
-		e := s.dedupe.entries[k.key]
+		e := t.entries[k.key]
 		buf = appendString(buf, k.key)
 		buf = binary.AppendVarint(buf, k.at)
 		buf = appendString(buf, e.resource)
@@ -78,6 +84,17 @@ func appendLease(buf []byte, l Lease) []byte {
 	buf = binary.AppendVarint(buf, l.ExpiresAt)
 	buf = binary.AppendVarint(buf, l.TTLMs)
 	return appendString(buf, l.ClientID)
+}
+
+// dedupe decodes what appendDedupe wrote into t.
+func (d *decoder) dedupe(t *dedupeTable) {
+	n := d.count(20)
+	for i := 0; i < n && d.err == nil; i++ {
+		key := d.string()
+		at := d.varint()
+		e := dedupeEntry{resource: d.string(), lease: d.lease(), granted: d.byte() == 1}
+		t.put(key, at, e)
+	}
 }
 
 func (d *decoder) lease() Lease {
@@ -112,13 +129,8 @@ func (s *State) Restore(b []byte) error {
 	for i := 0; i < nres && d.err == nil; i++ {
 		fresh.restoreResource(&d)
 	}
-	ndedupe := d.count(20)
-	for i := 0; i < ndedupe && d.err == nil; i++ {
-		key := d.string()
-		at := d.varint()
-		e := dedupeEntry{resource: d.string(), lease: d.lease(), granted: d.byte() == 1}
-		fresh.dedupe.put(key, at, e)
-	}
+	d.dedupe(&fresh.dedupe)
+	d.dedupe(&fresh.settled)
 	if d.err == nil && d.off != len(b) {
 		d.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b)-d.off)
 	}

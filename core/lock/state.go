@@ -17,6 +17,11 @@ type State struct {
 	expiry    expiryHeap
 	clients   clientTable
 	dedupe    dedupeTable
+	// settled remembers how recent queued requests ended (granted or timed
+	// out), by lease id, so a waiter's node that missed the event (it was
+	// behind, or caught up from a snapshot) still learns the truth from its
+	// cancel instead of reporting "not granted" for a grant that happened.
+	settled dedupeTable
 	lastToken uint64
 	clock     logClock
 	lastIndex uint64
@@ -62,6 +67,7 @@ func New(cfg Config) (*State, error) {
 		expiry:    newExpiryHeap(resources.arena),
 		clients:   newClientTable(),
 		dedupe:    newDedupeTable(),
+		settled:   newDedupeTable(),
 	}, nil
 }
 
@@ -87,6 +93,7 @@ func (s *State) Apply(e Entry) (Result, []Event) {
 		res = s.apply(e.Index, cmd)
 	}
 	s.dedupe.evict(s.clock.now-int64(s.cfg.DedupeWindow), s.cfg.DedupeMax)
+	s.settled.evict(s.clock.now-int64(s.cfg.DedupeWindow), s.cfg.DedupeMax)
 	res.LogTime = s.clock.now
 	s.assertInvariants(cmd.Resource)
 	return res, s.events
@@ -148,7 +155,7 @@ func (s *State) replay(d dedupeEntry) Result {
 	if d.granted {
 		return Result{Granted: true, Lease: d.lease}
 	}
-	return Result{}
+	return s.settledResult(d.lease.ID)
 }
 
 func (s *State) acquire(index uint64, cmd *Command) Result {
@@ -255,7 +262,7 @@ func (s *State) renew(index uint64, cmd *Command) Result {
 func (s *State) cancel(index uint64, cmd *Command) Result {
 	r := s.resources.find(cmd.Resource)
 	if r == nil {
-		return Result{}
+		return s.settledResult(cmd.LeaseID)
 	}
 	if i := r.findWaiter(cmd.LeaseID); i >= 0 {
 		w := r.queue()[i]
@@ -270,6 +277,15 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 	}
 	if i := r.findHolder(cmd.LeaseID); i >= 0 {
 		return Result{Granted: true, Lease: s.leaseOf(r.holderAt(i))}
+	}
+	return s.settledResult(cmd.LeaseID)
+}
+
+// settledResult answers for a queued request that is no longer queued or
+// holding: its grant as it was made (now ended), or a refusal.
+func (s *State) settledResult(id LeaseID) Result {
+	if e, ok := s.settled.get(string(id[:])); ok && e.granted {
+		return Result{Granted: true, Lease: e.lease}
 	}
 	return Result{}
 }
@@ -296,6 +312,7 @@ func (s *State) promote(index uint64, r *resource) {
 			r.removeWaiter(0)
 			s.waiters--
 			s.emit(index, EventCancel, r.name, lease, false)
+			s.settled.put(string(w.id[:]), s.clock.now, dedupeEntry{resource: r.name, lease: lease})
 			continue
 		}
 		if !r.compatible(w.mode) {
@@ -303,7 +320,8 @@ func (s *State) promote(index uint64, r *resource) {
 		}
 		r.removeWaiter(0)
 		s.waiters--
-		s.grant(index, r, w.id, w.client, w.mode, int64(w.ttlMs), true)
+		lease := s.grant(index, r, w.id, w.client, w.mode, int64(w.ttlMs), true)
+		s.settled.put(string(w.id[:]), s.clock.now, dedupeEntry{resource: r.name, lease: lease, granted: true})
 	}
 }
 
