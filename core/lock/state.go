@@ -21,7 +21,7 @@ type State struct {
 	// out), by lease id, so a waiter's node that missed the event (it was
 	// behind, or caught up from a snapshot) still learns the truth from its
 	// cancel instead of reporting "not granted" for a grant that happened.
-	settled dedupeTable
+	settled   dedupeTable
 	lastToken uint64
 	clock     logClock
 	lastIndex uint64
