@@ -1,5 +1,7 @@
 // Package lock is lockstep's replicated lock state machine. It is pure: no
-// goroutines, clocks, randomness or I/O. Time comes from the log (the
+// goroutines, clocks or I/O, and no randomness that can change a result (the
+// resource index seeds its hash per process, as Go maps do, which only moves
+// memory around). Time comes from the log (the
 // leader's monotonic clock reading carried in each command), so applying the
 // same entries in the same order gives byte-identical state on every replica.
 package lock
