@@ -21,14 +21,14 @@ import (
 
 // cluster is three real members on loopback TCP with bolt stores.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	store   node.LogStoreKind
 	peers   []node.Peer
 	dirs    []string
 	members []*lockd.Member
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,6 +39,10 @@ func freeAddr(t *testing.T) string {
 }
 
 func startCluster(t *testing.T, store node.LogStoreKind) *cluster {
+	return startClusterTB(t, store)
+}
+
+func startClusterTB(t testing.TB, store node.LogStoreKind) *cluster {
 	t.Helper()
 	c := &cluster{t: t, store: store, members: make([]*lockd.Member, 3)}
 	base := t.TempDir()
