@@ -42,14 +42,20 @@ sim-bugs:
 # Go micro-benchmarks of the hot paths plus the HTTP load test against a
 # 3-replica fsync-on cluster; results land in results/bench/.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./core/...
-	$(GO) run ./cmd/lockbench -target lockstep,bare -clients 16 -duration $(BENCHTIME) -out results/bench/lockstep
+	$(GO) test -run '^$$' -bench 'Apply|Snapshot|Restore' -benchmem ./core/lock/
+	$(GO) test -run '^$$' -bench HeapPerLease -benchtime 1x ./core/lock/
+	$(GO) test -run '^$$' -bench . -benchmem ./core/wal/
+	$(GO) test -run '^$$' -bench . -benchtime 3000x ./core/lockd/
+	$(GO) build -o bin/lockd ./cmd/lockd
+	$(GO) run ./cmd/lockbench -target lockstep,bare -mode fifo,throughput -spawn bin/lockd -clients 16 -duration $(BENCHTIME) -out results/bench/lockstep
 
 # The same workloads against etcd (embedded, 1 and 3 members) and Redis
 # (Debian's redis-server, default and appendfsync always).
 bench-peers:
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
-	$(GO) run -tags peers ./cmd/lockbench -target lockstep,etcd,etcd1,redis,redis-aof -clients 16 -duration $(BENCHTIME) -out results/bench/peers
+	$(GO) build -o bin/lockd ./cmd/lockd
+	$(GO) run -tags peers ./cmd/lockbench -target lockstep,bare,etcd,etcd1,redis,redis-aof -mode fifo,throughput -spawn bin/lockd -clients 16 -duration $(BENCHTIME) -out results/bench/peers
+	$(GO) run -tags peers ./cmd/lockbench -target lockstep,bare,etcd,redis,redis-aof -mode fifo,throughput -spawn bin/lockd -clients 1,4,16,64 -duration 5s -out results/bench/sweep
 
 clean:
 	rm -rf results/tmp
