@@ -87,6 +87,9 @@ const (
 // TraceEvent is one committed state-machine event, deduplicated across
 // replicas by the recorder. Several events may share a log index.
 type TraceEvent struct {
+	// Group is the Raft group (shard) the event was committed in; indexes
+	// and log times are per group.
+	Group     int    `json:"group,omitempty"`
 	Index     uint64 `json:"index"`
 	LogTime   int64  `json:"log_time"`
 	Kind      string `json:"kind"`

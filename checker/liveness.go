@@ -21,6 +21,20 @@ func checkLiveness(h *History, r queueReplay, trace []TraceEvent, opts Options, 
 			stable, hasStable = end, true
 		}
 	}
+	// A group's trace ends where that group's log time ends: groups keep
+	// separate clocks, so another group's later entries prove nothing.
+	groupEnd := map[int]int64{}
+	groupOf := map[string]int{}
+	for _, ev := range trace {
+		groupEnd[ev.Group] = max(groupEnd[ev.Group], ev.LogTime)
+		groupOf[ev.Resource] = ev.Group
+	}
+	horizon := func(resource string) int64 {
+		if end, ok := groupEnd[groupOf[resource]]; ok {
+			return min(end, r.Horizon)
+		}
+		return r.Horizon
+	}
 	from := func(t int64) int64 {
 		if hasStable {
 			return max(t, stable)
@@ -31,7 +45,7 @@ func checkLiveness(h *History, r queueReplay, trace []TraceEvent, opts Options, 
 		for _, w := range r.Waiters {
 			start, end := from(w.EnqTime), w.EndTime
 			if w.Outcome == stillWaiting {
-				end = r.Horizon
+				end = horizon(w.Resource)
 			}
 			if end-start <= bound {
 				continue
@@ -54,11 +68,11 @@ func checkLiveness(h *History, r queueReplay, trace []TraceEvent, opts Options, 
 					Message: fmt.Sprintf("lease %s on %q expiring at %s was freed only at %s, deadline %s",
 						l.lease, l.resource, fmtNs(l.expires), fmtNs(l.freedAt), fmtNs(deadline)),
 				})
-			case !l.freed && r.Horizon > deadline:
+			case !l.freed && horizon(l.resource) > deadline:
 				f.add(Violation{
 					Check: CheckLiveness, Resource: l.resource, LeaseIDs: []string{l.lease},
 					Message: fmt.Sprintf("lease %s on %q expiring at %s was never freed (trace reaches %s, deadline %s)",
-						l.lease, l.resource, fmtNs(l.expires), fmtNs(r.Horizon), fmtNs(deadline)),
+						l.lease, l.resource, fmtNs(l.expires), fmtNs(horizon(l.resource)), fmtNs(deadline)),
 				})
 			}
 		}

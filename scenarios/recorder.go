@@ -96,7 +96,7 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 	key := traceKey{group: group, index: ev.Index, ordinal: cur.ordinal}
 	cur.ordinal++
 	te := checker.TraceEvent{
-		Index: ev.Index, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
+		Group: group, Index: ev.Index, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
 		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
 		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt,
 	}
