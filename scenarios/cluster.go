@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/pingcap/failpoint"
 
 	"github.com/lockstep/lockstep/core/lock"
@@ -340,12 +339,4 @@ func (c *Cluster) clearFaults() {
 		c.SetDiskFault(id, 0, false)
 		_ = c.Restart(id)
 	}
-}
-
-// raftOf exposes a node's raft for leadership checks in tests.
-func (c *Cluster) raftOf(id string) *raft.Raft {
-	if n := c.node(id); n != nil {
-		return n.Raft()
-	}
-	return nil
 }

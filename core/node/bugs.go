@@ -73,9 +73,9 @@ func (n *Node) followerGrant(cmd lock.Command) (lock.Result, bool) {
 }
 
 // localRenew is BugLocalRenew: answer a renew from the leader's state alone.
-func (n *Node) localRenew(cmd lock.Command) (lock.Result, error, bool) {
+func (n *Node) localRenew(cmd lock.Command) (lock.Result, bool, error) {
 	if !n.IsLeader() {
-		return lock.Result{}, nil, false
+		return lock.Result{}, false, nil
 	}
 	var res lock.Result
 	found := false
@@ -93,7 +93,7 @@ func (n *Node) localRenew(cmd lock.Command) (lock.Result, error, bool) {
 		}
 	})
 	if !found {
-		return lock.Result{}, ErrNotHolder, true
+		return lock.Result{}, true, ErrNotHolder
 	}
-	return res, nil, true
+	return res, true, nil
 }

@@ -148,7 +148,7 @@ func (n *Node) Release(ctx context.Context, resource string, id lock.LeaseID) (l
 func (n *Node) Renew(ctx context.Context, resource string, id lock.LeaseID, ttlMs int64) (lock.Result, error) {
 	cmd := lock.Command{Op: lock.OpRenew, Resource: resource, LeaseID: id, TTLMs: ttlMs}
 	if n.cfg.Bug == BugLocalRenew {
-		if res, err, ok := n.localRenew(cmd); ok {
+		if res, ok, err := n.localRenew(cmd); ok {
 			return res, err
 		}
 	}
