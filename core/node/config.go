@@ -72,6 +72,10 @@ type Config struct {
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 	SnapshotThreshold  uint64
+	// UnreachableAfter is how long the leader may fail to reach a member
+	// before reporting it unreachable and cancelling, instead of granting,
+	// the queued requests that member is waiting on.
+	UnreachableAfter time.Duration
 	SnapshotInterval   time.Duration
 	TrailingLogs       uint64
 
@@ -115,6 +119,7 @@ func (c *Config) setDefaults() {
 	def(&c.ElectionTimeout, 500*time.Millisecond)
 	def(&c.LeaderLeaseTimeout, 250*time.Millisecond)
 	def(&c.SnapshotInterval, 30*time.Second)
+	def(&c.UnreachableAfter, 2*time.Second)
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 16384
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -16,7 +17,9 @@ type Node struct {
 	raft   *raft.Raft
 	fsm    *fsm
 	notify *notifier
-	peers  map[raft.ServerID]Peer
+	// contacts is the leader's view of unreachable members.
+	contacts *contacts
+	peers    map[raft.ServerID]Peer
 	done   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
@@ -30,7 +33,8 @@ func New(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, peers: make(map[raft.ServerID]Peer), done: make(chan struct{})}
+	n := &Node{cfg: cfg, peers: make(map[raft.ServerID]Peer), done: make(chan struct{}),
+		contacts: newContacts(raft.ServerID(cfg.ID))}
 	for _, p := range cfg.Peers {
 		n.peers[raft.ServerID(p.ID)] = p
 	}
@@ -53,6 +57,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.raft = r
+	n.watchContacts()
 	n.wg.Add(1)
 	go n.runTicker()
 	return n, nil
@@ -122,6 +127,18 @@ func (n *Node) Leader() (Peer, bool) {
 
 // Peers returns the configured members.
 func (n *Node) Peers() []Peer { return append([]Peer(nil), n.cfg.Peers...) }
+
+// LeaderContact reports how long ago this node last heard from a leader
+// (0 on the leader itself) and whether it knows one at all.
+func (n *Node) LeaderContact() (time.Duration, bool) {
+	if n.raft.State() == raft.Leader {
+		return 0, true
+	}
+	if _, id := n.raft.LeaderWithID(); id == "" {
+		return 0, false
+	}
+	return time.Since(n.raft.LastContact()), true
+}
 
 // Stats is a snapshot of counters for /metrics and /cluster.
 type Stats struct {
