@@ -185,6 +185,10 @@ func outcome(res lock.Result, err error) models.LockOutput {
 		return models.LockOutput{Code: "invalid_argument"}
 	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks):
 		return models.LockOutput{Code: "resource_exhausted"}
+	case errors.Is(err, node.ErrRequestIDReused):
+		return models.LockOutput{Code: "request_id_reused"}
+	case errors.Is(err, node.ErrLeaseEnded):
+		return models.LockOutput{Code: "lease_ended"}
 	default:
 		return models.LockOutput{Unknown: true}
 	}

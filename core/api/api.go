@@ -113,10 +113,13 @@ type ClusterResponse struct {
 	Nodes  []Node `json:"nodes"`
 }
 
-// Error is the body of every non-2xx reply.
+// Error is the body of every non-2xx reply. A lease_ended error also names
+// the lease that ended, so a retrying client learns which grant it had.
 type Error struct {
-	Error string `json:"error"`
-	Code  Code   `json:"code"`
+	Error        string `json:"error"`
+	Code         Code   `json:"code"`
+	LeaseID      string `json:"lease_id,omitempty"`
+	FencingToken uint64 `json:"fencing_token,omitempty"`
 }
 
 // Code is a machine-readable error class.
@@ -125,6 +128,12 @@ type Code string
 const (
 	CodeInvalidArgument  Code = "invalid_argument"
 	CodeNotHolder        Code = "not_holder"
+	// CodeRequestIDReused: the (client_id, request_id) pair was first used
+	// for a different acquire (resource, mode, ttl or policy).
+	CodeRequestIDReused Code = "request_id_reused"
+	// CodeLeaseEnded: a retried acquire whose request was granted, but that
+	// lease has since been released or has expired.
+	CodeLeaseEnded Code = "lease_ended"
 	CodeUnavailable      Code = "unavailable"
 	CodeNotFound         Code = "not_found"
 	CodeMethodNotAllowed Code = "method_not_allowed"
@@ -142,7 +151,7 @@ func (c Code) HTTPStatus() int {
 		return 404
 	case CodeMethodNotAllowed:
 		return 405
-	case CodeNotHolder:
+	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded:
 		return 409
 	case CodeResourceExhausted:
 		return 429

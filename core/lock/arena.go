@@ -10,38 +10,71 @@ const (
 	arenaChunkLen   = 1 << arenaChunkShift
 )
 
+// A record id is a slot number (low slotBits bits) and the slot's
+// generation (high bits). Freeing a slot bumps its generation, so an id kept
+// past the free (a stale heap entry, a pointer held across a call that freed
+// the record) no longer matches the record and at panics instead of handing
+// out whichever lock took the slot next.
+const (
+	slotBits = 24
+	slotMask = 1<<slotBits - 1
+)
+
+// slotOf returns the slot number of id.
+func slotOf(id uint32) uint32 { return id & slotMask }
+
 // resourceArena stores resource records by value in fixed-size chunks,
 // addressed by uint32 ids. Against one heap object per resource it saves the
 // allocator's size-class rounding, and it lets the name index and the expiry
 // heap hold 4-byte ids instead of 8-byte pointers. Chunks never move, so a
-// *resource stays valid until its id is freed. Id 0 is never handed out:
+// *resource stays valid until its id is freed. Slot 0 is never handed out:
 // the index uses 0 for an empty slot, and a zeroed record (id 0) is free.
 type resourceArena struct {
 	chunks []*[arenaChunkLen]resource
-	next   uint32   // lowest id never handed out
-	free   []uint32 // freed ids, reused last in first out
+	next   uint32   // lowest slot never handed out
+	free   []uint32 // ids of freed slots (old generation), reused last in first out
 }
 
 func newResourceArena() *resourceArena {
 	return &resourceArena{next: 1}
 }
 
-// at returns the record of id; the caller knows id is allocated.
+func (a *resourceArena) record(slot uint32) *resource {
+	return &a.chunks[slot>>arenaChunkShift][slot&(arenaChunkLen-1)]
+}
+
+// at returns the record of id and panics unless id is live: its slot is
+// allocated and of the same generation.
 func (a *resourceArena) at(id uint32) *resource {
-	return &a.chunks[id>>arenaChunkShift][id&(arenaChunkLen-1)]
+	r := a.record(slotOf(id))
+	if r.id != id {
+		panic("lock: stale resource id (freed or reused slot)")
+	}
+	return r
+}
+
+// atSlot returns the live record in slot, for the name index, which keeps
+// slot numbers only (it checks names, and a reused slot holds another name).
+func (a *resourceArena) atSlot(slot uint32) *resource {
+	r := a.record(slot)
+	if slotOf(r.id) != slot {
+		panic("lock: name index points at a free slot")
+	}
+	return r
 }
 
 // alloc hands out a fresh record named name, outside the expiry heap. A new
-// id is taken only when no freed one is left, so ids stay below the number
-// of live resources plus one; the name index relies on that.
+// slot is taken only when no freed one is left, so slots stay below the
+// number of live resources plus one; the name index relies on that.
 func (a *resourceArena) alloc(name string) *resource {
 	var id uint32
 	if n := len(a.free); n > 0 {
-		id = a.free[n-1]
+		old := a.free[n-1]
 		a.free = a.free[:n-1]
+		id = old + 1<<slotBits // next generation; wraps after 256 reuses of a slot
 	} else {
-		if a.next == 0 {
-			panic("lock: resource arena ran out of ids")
+		if a.next > slotMask {
+			panic("lock: resource arena ran out of slots")
 		}
 		id = a.next
 		a.next++
@@ -49,13 +82,13 @@ func (a *resourceArena) alloc(name string) *resource {
 			a.chunks = append(a.chunks, new([arenaChunkLen]resource))
 		}
 	}
-	r := a.at(id)
+	r := a.record(slotOf(id))
 	*r = resource{name: name, heapIndex: -1, id: id}
 	return r
 }
 
 // release zeroes r, so its name and extras can be collected and iteration
-// skips it, and queues its id for reuse.
+// skips it, and queues its slot for reuse under the next generation.
 func (a *resourceArena) release(r *resource) {
 	id := r.id
 	if id == 0 {
@@ -65,8 +98,8 @@ func (a *resourceArena) release(r *resource) {
 	a.free = append(a.free, id)
 }
 
-// all yields every live record in id order. Id order depends on history, so
-// callers that produce output sort (snapshots sort by name).
+// all yields every live record in slot order. Slot order depends on history,
+// so callers that produce output sort (snapshots sort by name).
 func (a *resourceArena) all() iter.Seq[*resource] {
 	return func(yield func(*resource) bool) {
 		for _, chunk := range a.chunks {

@@ -9,13 +9,9 @@ func (s *State) forgetOnNewTerm() {
 	}
 	if s.cfg.Bugs.QueueInMemory {
 		for r := range s.resources.all() {
-			for _, w := range r.queue() {
+			for len(r.queue()) > 0 {
+				w := s.takeWaiter(r, 0)
 				s.clients.unref(w.client)
-				s.waiters--
-			}
-			if r.more != nil {
-				r.more.queue = nil
-				r.shrink()
 			}
 		}
 	}

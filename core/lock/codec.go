@@ -6,8 +6,9 @@ import (
 )
 
 // commandVersion is the first byte of every encoded command, so the format
-// can change without misreading old logs.
-const commandVersion = 1
+// can change without misreading old logs. Version 1 lacked the fields after
+// RequestID; it still decodes, with them zero.
+const commandVersion = 2
 
 // AppendCommand appends the binary form of cmd to buf. The format is
 // hand-written (no reflection) because it is on the hot path of every write.
@@ -20,6 +21,13 @@ func AppendCommand(buf []byte, cmd *Command) []byte {
 	buf = appendString(buf, cmd.Resource)
 	buf = appendString(buf, cmd.ClientID)
 	buf = appendString(buf, cmd.RequestID)
+	buf = append(buf, cmd.Owner[:]...)
+	buf = appendString(buf, cmd.Host)
+	buf = binary.AppendUvarint(buf, cmd.Incarnation)
+	buf = binary.AppendUvarint(buf, uint64(len(cmd.Suspects)))
+	for _, h := range cmd.Suspects {
+		buf = appendString(buf, h)
+	}
 	return buf
 }
 
@@ -27,7 +35,8 @@ func AppendCommand(buf []byte, cmd *Command) []byte {
 func DecodeCommand(b []byte) (Command, error) {
 	var cmd Command
 	d := decoder{b: b}
-	if v := d.byte(); v != commandVersion {
+	v := d.byte()
+	if v != 1 && v != commandVersion {
 		return cmd, fmt.Errorf("%w: command version %d", ErrCorrupt, v)
 	}
 	cmd.Op = Op(d.byte())
@@ -40,6 +49,15 @@ func DecodeCommand(b []byte) (Command, error) {
 	cmd.Resource = d.string()
 	cmd.ClientID = d.string()
 	cmd.RequestID = d.string()
+	if v >= 2 {
+		d.bytes(cmd.Owner[:])
+		cmd.Host = d.string()
+		cmd.Incarnation = d.uvarint()
+		n := d.count(1)
+		for i := 0; i < n && d.err == nil; i++ {
+			cmd.Suspects = append(cmd.Suspects, d.string())
+		}
+	}
 	if d.err == nil && d.off != len(b) {
 		d.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b)-d.off)
 	}
@@ -57,6 +75,8 @@ type decoder struct {
 	b   []byte
 	off int
 	err error
+	// version is the snapshot format being read (0 outside snapshots).
+	version int
 }
 
 func (d *decoder) fail(what string) {

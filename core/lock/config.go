@@ -33,8 +33,9 @@ type Bugs struct {
 	QueueInMemory bool
 }
 
-// maxResources is the most resources the name index can hold (see index.go).
-const maxResources = 1 << 30
+// maxResources is the most resources one state machine can hold: the arena
+// numbers slots in 24 bits, keeping 8 for the generation (see arena.go).
+const maxResources = slotMask
 
 // DefaultConfig returns the limits lockstep ships with.
 func DefaultConfig() Config {

@@ -15,8 +15,18 @@ type dedupeTable struct {
 
 type dedupeEntry struct {
 	resource string
-	lease    Lease
-	granted  bool
+	// lease is the grant, or for a queued request its id, client, mode and
+	// TTL; with resource and policy it is the request a retry must repeat.
+	lease   Lease
+	granted bool
+	policy  Policy
+}
+
+// sameRequest reports whether cmd repeats the acquire e remembers. The wait
+// may differ: a retry sends what is left of it.
+func (e *dedupeEntry) sameRequest(cmd *Command) bool {
+	return e.resource == cmd.Resource && e.lease.Mode == cmd.Mode &&
+		e.lease.TTLMs == cmd.TTLMs && e.policy == cmd.Policy
 }
 
 type dedupeKey struct {

@@ -17,6 +17,13 @@ const (
 	QueueFull
 	// TooManyLocks: the shard holds Config.MaxResources resources.
 	TooManyLocks
+	// RequestIDReused: an acquire's (client_id, request_id) was first used
+	// for a different request (resource, mode, ttl or policy).
+	RequestIDReused
+	// LeaseEnded: a retried acquire whose original request was granted, but
+	// that lease has since been released or has expired. Result.Lease
+	// describes the ended lease.
+	LeaseEnded
 )
 
 func (c Code) String() string {
@@ -31,6 +38,10 @@ func (c Code) String() string {
 		return "queue_full"
 	case TooManyLocks:
 		return "too_many_locks"
+	case RequestIDReused:
+		return "request_id_reused"
+	case LeaseEnded:
+		return "lease_ended"
 	default:
 		return "unknown"
 	}

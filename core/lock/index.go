@@ -74,12 +74,13 @@ func (x *nameIndex) reserve() {
 
 // put indexes r, whose name must not be indexed yet; reserve must have made
 // room.
-func (x *nameIndex) put(r *resource) { x.cur.put(x.hash(r.name), r.id) }
+func (x *nameIndex) put(r *resource) { x.cur.put(x.hash(r.name), slotOf(r.id)) }
 
 // delete removes r, which must be indexed.
 func (x *nameIndex) delete(r *resource) {
 	h := x.hash(r.name)
-	if !x.cur.delete(h, r.id) && !x.old.delete(h, r.id) {
+	slot := slotOf(r.id)
+	if !x.cur.delete(h, slot) && !x.old.delete(h, slot) {
 		panic("lock: deleting a resource that is not indexed")
 	}
 	x.move(indexMovesPerOp)
@@ -91,7 +92,7 @@ func (x *nameIndex) move(n int) {
 	for ; n > 0 && x.old.live > 0 && x.next < len(x.old.slots); n-- {
 		if s := x.old.slots[x.next]; s != slotEmpty && s != slotTombstone {
 			id := s & x.old.mask()
-			x.cur.put(x.hash(x.arena.at(id).name), id)
+			x.cur.put(x.hash(x.arena.atSlot(id).name), id)
 			// A tombstone, not empty: later old slots' probe chains pass here.
 			x.old.slots[x.next] = slotTombstone
 			x.old.live--
@@ -159,7 +160,7 @@ func (t *probeTable) find(a *resourceArena, h uint64, name string) *resource {
 			return nil
 		}
 		if s != slotTombstone && s>>t.bits == tag {
-			if r := a.at(s & mask); r.name == name {
+			if r := a.atSlot(s & mask); r.name == name {
 				return r
 			}
 		}

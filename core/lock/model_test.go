@@ -21,6 +21,10 @@ type refModel struct {
 	dedupe []refDedupe
 	// settled holds how queued requests ended, oldest first.
 	settled []refDedupe
+	// unclaimed holds the queued grants no client has shown it received.
+	unclaimed map[LeaseID]bool
+	// suspects is the suspect list of the entry being applied.
+	suspects []string
 }
 
 type refResource struct {
@@ -29,11 +33,13 @@ type refResource struct {
 }
 
 type refWaiter struct {
-	id       LeaseID
-	client   string
-	mode     Mode
-	deadline int64
-	ttlMs    int64
+	id, owner   LeaseID
+	client      string
+	mode        Mode
+	deadline    int64
+	ttlMs       int64
+	host        string
+	incarnation uint64
 }
 
 type refDedupe struct {
@@ -42,10 +48,11 @@ type refDedupe struct {
 	resource        string
 	lease           Lease
 	granted         bool
+	policy          Policy
 }
 
 func newRefModel(cfg Config) *refModel {
-	return &refModel{cfg: cfg, res: make(map[string]*refResource)}
+	return &refModel{cfg: cfg, res: make(map[string]*refResource), unclaimed: make(map[LeaseID]bool)}
 }
 
 // valid restates the command rules of the API in the simplest terms.
@@ -59,12 +66,22 @@ func (m *refModel) valid(c *Command) bool {
 	ttlOK := func(ms int64) bool {
 		return ms >= m.cfg.MinTTL.Milliseconds() && ms >= 1 && ms <= m.cfg.MaxTTL.Milliseconds()
 	}
+	if !id(c.Host, false) || len(c.Suspects) > 64 {
+		return false
+	}
+	for _, h := range c.Suspects {
+		if !id(h, true) {
+			return false
+		}
+	}
 	switch c.Op {
 	case OpTick:
 		return true
+	case OpHello:
+		return c.Host != "" && c.Incarnation != 0
 	case OpStatus:
 		return id(c.Resource, true)
-	case OpRelease, OpCancel:
+	case OpRelease, OpCancel, OpOrphan:
 		return id(c.Resource, true) && !c.LeaseID.IsZero()
 	case OpRenew:
 		return id(c.Resource, true) && !c.LeaseID.IsZero() && (c.TTLMs == 0 || ttlOK(c.TTLMs))
@@ -80,10 +97,15 @@ func (m *refModel) valid(c *Command) bool {
 // apply is the reference for State.Apply.
 func (m *refModel) apply(e Entry) (Result, []Event) {
 	var ev []Event
-	emit := func(kind EventKind, res string, l Lease, queued bool) {
-		ev = append(ev, Event{Kind: kind, Index: e.Index, LogTime: m.now, Resource: res, Lease: l, Queued: queued})
+	emit := func(e2 Event) {
+		e2.Index, e2.LogTime = e.Index, m.now
+		ev = append(ev, e2)
 	}
 	c := e.Command
+	m.suspects = nil
+	if m.valid(&Command{Op: OpTick, Host: c.Host, Suspects: c.Suspects}) {
+		m.suspects = c.Suspects
+	}
 	if e.Term != m.term {
 		m.term, m.mono = e.Term, c.Mono
 	} else if c.Mono > m.mono {
@@ -110,7 +132,7 @@ func (m *refModel) apply(e Entry) (Result, []Event) {
 	return res, ev
 }
 
-type emitFunc func(kind EventKind, res string, l Lease, queued bool)
+type emitFunc func(Event)
 
 // expire frees due leases resource by resource, earliest (expiry, token)
 // first, dropping each resource's due holders newest first.
@@ -143,7 +165,7 @@ func (m *refModel) expire(emit emitFunc) {
 		for i := len(r.holders) - 1; i >= 0; i-- {
 			if h := r.holders[i]; h.ExpiresAt <= m.now {
 				r.holders = slices.Delete(r.holders, i, i+1)
-				emit(EventExpire, d.name, h, false)
+				emit(Event{Kind: EventExpire, Resource: d.name, Lease: h})
 			}
 		}
 		m.settle(d.name, emit)
@@ -166,23 +188,31 @@ func (m *refModel) settle(name string, emit emitFunc) {
 	r := m.res[name]
 	for len(r.queue) > 0 {
 		w := r.queue[0]
-		if w.deadline <= m.now {
-			r.queue = r.queue[1:]
-			emit(EventCancel, name, Lease{ID: w.id, ClientID: w.client, Mode: w.mode}, false)
-			m.remember(refDedupe{at: m.now, lease: Lease{ID: w.id}})
+		if w.deadline <= m.now || slices.Contains(m.suspects, w.host) {
+			m.drop(name, 0, emit)
 			continue
 		}
 		if !r.fits(w.mode) {
 			break
 		}
 		r.queue = r.queue[1:]
-		l := m.grant(name, w.id, w.client, w.mode, w.ttlMs, true, emit)
+		l := m.grant(name, w.id, w.client, w.mode, w.ttlMs, &w, emit)
 		m.remember(refDedupe{at: m.now, lease: l, granted: true})
 	}
 	if len(r.holders) == 0 {
 		delete(m.res, name)
-		emit(EventFreed, name, Lease{}, false)
+		emit(Event{Kind: EventFreed, Resource: name})
 	}
+}
+
+// drop removes waiter i of name without granting it.
+func (m *refModel) drop(name string, i int, emit emitFunc) {
+	r := m.res[name]
+	w := r.queue[i]
+	r.queue = slices.Delete(r.queue, i, i+1)
+	l := Lease{ID: w.id, ClientID: w.client, Mode: w.mode}
+	emit(Event{Kind: EventCancel, Resource: name, Lease: l, Host: w.host, Incarnation: w.incarnation})
+	m.remember(refDedupe{at: m.now, resource: name, lease: l})
 }
 
 // fits reports whether mode is compatible with every current holder.
@@ -195,12 +225,17 @@ func (r *refResource) fits(mode Mode) bool {
 	return true
 }
 
-func (m *refModel) grant(name string, id LeaseID, client string, mode Mode, ttlMs int64, queued bool, emit emitFunc) Lease {
+func (m *refModel) grant(name string, id LeaseID, client string, mode Mode, ttlMs int64, from *refWaiter, emit emitFunc) Lease {
 	m.lastToken++
 	l := Lease{ID: id, ClientID: client, Mode: mode, Token: m.lastToken,
 		ExpiresAt: m.now + ttlMs*int64(time.Millisecond), TTLMs: ttlMs}
 	m.res[name].holders = append(m.res[name].holders, l)
-	emit(EventGrant, name, l, queued)
+	ev := Event{Kind: EventGrant, Resource: name, Lease: l}
+	if from != nil {
+		ev.Queued, ev.Host, ev.Incarnation = true, from.host, from.incarnation
+		m.unclaimed[id] = true
+	}
+	emit(ev)
 	return l
 }
 
@@ -220,7 +255,10 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		if c.RequestID != "" {
 			for _, d := range m.dedupe {
 				if d.client == c.ClientID && d.request == c.RequestID {
-					return m.replay(d)
+					if d.resource != c.Resource || d.lease.Mode != c.Mode || d.lease.TTLMs != c.TTLMs || d.policy != c.Policy {
+						return Result{Code: RequestIDReused}
+					}
+					return m.replay(d, c)
 				}
 			}
 		}
@@ -229,7 +267,7 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		// requests are remembered; a refused retry is judged afresh.
 		if c.RequestID != "" && res.Code == OK && (res.Granted || res.Queued) {
 			d := refDedupe{client: c.ClientID, request: c.RequestID, at: m.now, resource: c.Resource,
-				lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode}, granted: res.Granted}
+				lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode, TTLMs: c.TTLMs}, granted: res.Granted, policy: c.Policy}
 			if res.Granted {
 				d.lease = res.Lease
 			}
@@ -243,28 +281,58 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		}
 		l := r.holders[h]
 		r.holders = slices.Delete(r.holders, h, h+1)
-		emit(EventRelease, c.Resource, l, false)
+		emit(Event{Kind: EventRelease, Resource: c.Resource, Lease: l})
 		m.settle(c.Resource, emit)
 		return Result{Lease: l}
+	case OpOrphan:
+		r, h, _ := m.find(c.Resource, c.LeaseID)
+		if h < 0 || !m.unclaimed[c.LeaseID] {
+			return Result{Code: NotHolder}
+		}
+		l := r.holders[h]
+		r.holders = slices.Delete(r.holders, h, h+1)
+		emit(Event{Kind: EventRelease, Resource: c.Resource, Lease: l})
+		m.settle(c.Resource, emit)
+		return Result{Lease: l}
+	case OpHello:
+		var names []string
+		for name, r := range m.res {
+			if slices.ContainsFunc(r.queue, func(w refWaiter) bool { return w.host == c.Host && w.incarnation != c.Incarnation }) {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			r := m.res[name]
+			for i := len(r.queue) - 1; i >= 0; i-- {
+				if w := r.queue[i]; w.host == c.Host && w.incarnation != c.Incarnation {
+					m.drop(name, i, emit)
+				}
+			}
+			m.settle(name, emit)
+		}
+		return Result{}
 	case OpRenew:
 		r, h, _ := m.find(c.Resource, c.LeaseID)
 		if h < 0 {
 			return Result{Code: NotHolder}
 		}
 		l := &r.holders[h]
+		delete(m.unclaimed, l.ID)
 		if c.TTLMs != 0 {
 			l.TTLMs = c.TTLMs
 		}
 		l.ExpiresAt = m.now + l.TTLMs*int64(time.Millisecond)
-		emit(EventRenew, c.Resource, *l, false)
+		emit(Event{Kind: EventRenew, Resource: c.Resource, Lease: *l})
 		return Result{Lease: *l}
 	case OpCancel:
 		r, h, w := m.find(c.Resource, c.LeaseID)
 		switch {
 		case w >= 0:
-			gone := r.queue[w]
-			r.queue = slices.Delete(r.queue, w, w+1)
-			emit(EventCancel, c.Resource, Lease{ID: gone.id, ClientID: gone.client, Mode: gone.mode}, false)
+			if !c.Owner.IsZero() && r.queue[w].owner != c.Owner {
+				return Result{Queued: true, Position: w + 1, Lease: Lease{ID: c.LeaseID}}
+			}
+			m.drop(c.Resource, w, emit)
 			m.settle(c.Resource, emit)
 			return Result{Position: w + 1}
 		case h >= 0:
@@ -297,7 +365,7 @@ func (m *refModel) acquire(c *Command, emit emitFunc) Result {
 		m.res[c.Resource] = r
 	}
 	if r.fits(c.Mode) && len(r.queue) == 0 {
-		return Result{Granted: true, Lease: m.grant(c.Resource, c.LeaseID, c.ClientID, c.Mode, c.TTLMs, false, emit)}
+		return Result{Granted: true, Lease: m.grant(c.Resource, c.LeaseID, c.ClientID, c.Mode, c.TTLMs, nil, emit)}
 	}
 	if c.WaitMs == 0 || c.Policy == Throughput {
 		return Result{}
@@ -305,25 +373,30 @@ func (m *refModel) acquire(c *Command, emit emitFunc) Result {
 	if len(r.queue) >= m.cfg.MaxWaitersPerQueue {
 		return Result{Code: QueueFull}
 	}
-	r.queue = append(r.queue, refWaiter{id: c.LeaseID, client: c.ClientID, mode: c.Mode,
-		deadline: m.now + c.WaitMs*int64(time.Millisecond), ttlMs: c.TTLMs})
+	r.queue = append(r.queue, refWaiter{id: c.LeaseID, owner: c.LeaseID, client: c.ClientID, mode: c.Mode,
+		deadline: m.now + c.WaitMs*int64(time.Millisecond), ttlMs: c.TTLMs, host: c.Host, incarnation: c.Incarnation})
 	l := Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode}
-	emit(EventEnqueue, c.Resource, l, false)
+	emit(Event{Kind: EventEnqueue, Resource: c.Resource, Lease: l})
 	return Result{Queued: true, Position: len(r.queue), Lease: l}
 }
 
 // replay answers a retried acquire from what became of its first attempt.
-func (m *refModel) replay(d refDedupe) Result {
+func (m *refModel) replay(d refDedupe, c *Command) Result {
 	if r, h, w := m.find(d.resource, d.lease.ID); r != nil {
 		if h >= 0 {
+			delete(m.unclaimed, d.lease.ID)
 			return Result{Granted: true, Lease: r.holders[h]}
 		}
 		if w >= 0 {
-			return Result{Queued: true, Position: w + 1, Lease: Lease{ID: d.lease.ID}}
+			q := &r.queue[w]
+			if deadline := m.now + c.WaitMs*int64(time.Millisecond); c.WaitMs > 0 && deadline > q.deadline {
+				q.deadline, q.owner, q.host, q.incarnation = deadline, c.LeaseID, c.Host, c.Incarnation
+			}
+			return Result{Queued: true, Position: w + 1, Lease: Lease{ID: d.lease.ID, ClientID: d.lease.ClientID, Mode: d.lease.Mode}}
 		}
 	}
 	if d.granted {
-		return Result{Granted: true, Lease: d.lease}
+		return Result{Code: LeaseEnded, Lease: d.lease}
 	}
 	return m.settledResult(d.lease.ID)
 }
@@ -342,7 +415,7 @@ func (m *refModel) remember(d refDedupe) {
 func (m *refModel) settledResult(id LeaseID) Result {
 	for _, d := range m.settled {
 		if d.lease.ID == id && d.granted {
-			return Result{Granted: true, Lease: d.lease}
+			return Result{Code: LeaseEnded, Lease: d.lease}
 		}
 	}
 	return Result{}

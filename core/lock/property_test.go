@@ -32,6 +32,7 @@ var (
 	// different pairs that a separator-joined dedupe key would confuse.
 	propClients  = []string{"alice", "bob", "bob\x00x"}
 	propRequests = []string{"", "", "x", "1", "x\x001"}
+	propHosts    = []string{"h1", "h2"}
 )
 
 // logGen draws a random command log; it remembers what it issued so that
@@ -39,7 +40,17 @@ var (
 type logGen struct {
 	t        *rapid.T
 	acquires []Command
+	// attempts pairs each queued-able lease id with the attempts (original
+	// or retries) that may cancel it.
+	attempts []attempt
 	nextID   uint64
+}
+
+// attempt is one proposal of a request: lease is the id the request first
+// got, owner the id this attempt was proposed with.
+type attempt struct {
+	resource     string
+	lease, owner LeaseID
 }
 
 func (g *logGen) freshID() LeaseID {
@@ -69,13 +80,15 @@ func pickFrom[E any](g *logGen, label string, list []E) E {
 
 func (g *logGen) acquire() Command {
 	c := Command{
-		Op:        OpAcquire,
-		Resource:  pickFrom(g, "resource", propResources),
-		ClientID:  pickFrom(g, "client", propClients),
-		RequestID: pickFrom(g, "request", propRequests),
-		LeaseID:   g.freshID(),
-		Mode:      pickFrom(g, "mode", []Mode{Exclusive, Shared}),
-		TTLMs:     g.ms("ttl", 1, 100),
+		Op:          OpAcquire,
+		Resource:    pickFrom(g, "resource", propResources),
+		ClientID:    pickFrom(g, "client", propClients),
+		RequestID:   pickFrom(g, "request", propRequests),
+		LeaseID:     g.freshID(),
+		Mode:        pickFrom(g, "mode", []Mode{Exclusive, Shared}),
+		TTLMs:       g.ms("ttl", 1, 100),
+		Host:        pickFrom(g, "host", propHosts),
+		Incarnation: uint64(1 + g.pick("incarnation", 2)),
 	}
 	if g.pick("waits", 5) < 3 {
 		c.WaitMs = g.ms("wait", 1, 100)
@@ -84,6 +97,7 @@ func (g *logGen) acquire() Command {
 		c.Policy = Throughput
 	}
 	g.acquires = append(g.acquires, c)
+	g.attempts = append(g.attempts, attempt{resource: c.Resource, lease: c.LeaseID, owner: c.LeaseID})
 	return c
 }
 
@@ -112,6 +126,26 @@ func (g *logGen) target(op Op) Command {
 	return c
 }
 
+// cancel names a queued request and the attempt giving up on it: mostly a
+// real attempt (the original or a retry), sometimes another's, sometimes
+// none (an unconditional cancel).
+func (g *logGen) cancel() Command {
+	c := g.target(OpCancel)
+	if len(g.attempts) == 0 {
+		return c
+	}
+	a := g.attempts[len(g.attempts)-1-g.pick("attempt", min(len(g.attempts), 8))]
+	switch g.pick("owner", 6) {
+	case 0:
+		c.Owner = LeaseID{}
+	case 1:
+		c.Owner = a.owner
+	default:
+		c.Resource, c.LeaseID, c.Owner = a.resource, a.lease, a.owner
+	}
+	return c
+}
+
 // retry resends an earlier acquire as a client whose reply was lost would:
 // same client and request id, new lease id from the proposer.
 func (g *logGen) retry() Command {
@@ -119,10 +153,19 @@ func (g *logGen) retry() Command {
 		return g.acquire()
 	}
 	c := g.recent()
+	first := c.LeaseID
 	c.LeaseID = g.freshID()
-	if g.pick("moved", 5) == 4 {
+	switch g.pick("moved", 8) {
+	case 0:
 		c.Resource = pickFrom(g, "resource", propResources)
+	case 1:
+		c.TTLMs = g.ms("ttl", 1, 100)
+	case 2:
+		c.WaitMs = g.ms("wait", 0, 100)
+	case 3:
+		c.Host, c.Incarnation = pickFrom(g, "host", propHosts), uint64(1+g.pick("incarnation", 2))
 	}
+	g.attempts = append(g.attempts, attempt{resource: c.Resource, lease: first, owner: c.LeaseID})
 	return c
 }
 
@@ -151,7 +194,15 @@ func (g *logGen) invalid() Command {
 }
 
 func (g *logGen) command() Command {
-	switch k := g.pick("op", 20); {
+	c := g.op()
+	if g.pick("suspects", 10) == 0 {
+		c.Suspects = []string{pickFrom(g, "suspect", propHosts)}
+	}
+	return c
+}
+
+func (g *logGen) op() Command {
+	switch k := g.pick("op", 23); {
 	case k < 8:
 		return g.acquire()
 	case k < 11:
@@ -159,13 +210,19 @@ func (g *logGen) command() Command {
 	case k < 13:
 		return g.target(OpRenew)
 	case k < 15:
-		return g.target(OpCancel)
+		return g.cancel()
 	case k == 15:
 		return Command{Op: OpTick}
 	case k == 16:
 		return Command{Op: OpStatus, Resource: pickFrom(g, "resource", propResources)}
 	case k == 17:
 		return g.retry()
+	case k == 18:
+		return g.retry()
+	case k == 19:
+		return Command{Op: OpHello, Host: pickFrom(g, "host", propHosts), Incarnation: uint64(1 + g.pick("incarnation", 3))}
+	case k == 20:
+		return g.target(OpOrphan)
 	}
 	return g.invalid()
 }
@@ -260,9 +317,9 @@ func sameEvents(a, b []Event) bool {
 
 func entryText(e Entry) string {
 	c := e.Command
-	return fmt.Sprintf("#%d term=%d mono=%dms %v res=%q client=%q req=%q lease=%s mode=%v policy=%v ttl=%d wait=%d",
+	return fmt.Sprintf("#%d term=%d mono=%dms %v res=%q client=%q req=%q lease=%s mode=%v policy=%v ttl=%d wait=%d owner=%s host=%s/%d suspects=%v",
 		e.Index, e.Term, c.Mono/int64(time.Millisecond), c.Op, c.Resource, c.ClientID, c.RequestID,
-		c.LeaseID, c.Mode, c.Policy, c.TTLMs, c.WaitMs)
+		c.LeaseID, c.Mode, c.Policy, c.TTLMs, c.WaitMs, c.Owner, c.Host, c.Incarnation, c.Suspects)
 }
 
 // invariantChecker follows the event stream and fails on what must never

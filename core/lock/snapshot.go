@@ -8,7 +8,15 @@ import (
 )
 
 // snapshotMagic starts every snapshot; the trailing digit is the version.
-const snapshotMagic = "LKSNAP2\n"
+// Version 2 lacked holders' unclaimed flags, waiters' owner and host, and
+// the policy of remembered requests; it still restores, with them zero.
+const (
+	snapshotMagic   = "LKSNAP3\n"
+	snapshotMagicV2 = "LKSNAP2\n"
+)
+
+// unclaimedFlag marks an unclaimed holder in its snapshot mode byte.
+const unclaimedFlag = 0x80
 
 // Snapshot encodes the full state: clock, token counter, holders, queues and
 // the dedupe table. The encoding is canonical (resources sorted by name,
@@ -37,7 +45,11 @@ func (s *State) Snapshot() []byte {
 		for i := 0; i < n; i++ {
 			h := r.holderAt(i)
 			buf = append(buf, h.id[:]...)
-			buf = append(buf, byte(h.mode()))
+			mode := byte(h.mode())
+			if h.clientMode.unclaimed() {
+				mode |= unclaimedFlag
+			}
+			buf = append(buf, mode)
 			buf = binary.AppendUvarint(buf, h.token)
 			buf = binary.AppendVarint(buf, h.expiresAt)
 			buf = binary.AppendUvarint(buf, uint64(h.ttlMs))
@@ -51,6 +63,9 @@ func (s *State) Snapshot() []byte {
 			buf = binary.AppendVarint(buf, w.deadline)
 			buf = binary.AppendUvarint(buf, uint64(w.ttlMs))
 			buf = appendString(buf, s.clients.name(w.client))
+			buf = append(buf, w.owner[:]...)
+			buf = appendString(buf, w.host)
+			buf = binary.AppendUvarint(buf, w.incarnation)
 		}
 	}
 
@@ -73,6 +88,7 @@ func appendDedupe(buf []byte, t *dedupeTable) []byte {
 		} else {
 			buf = append(buf, 0)
 		}
+		buf = append(buf, byte(e.policy))
 	}
 	return buf
 }
@@ -93,6 +109,9 @@ func (d *decoder) dedupe(t *dedupeTable) {
 		key := d.string()
 		at := d.varint()
 		e := dedupeEntry{resource: d.string(), lease: d.lease(), granted: d.byte() == 1}
+		if d.version >= 3 {
+			e.policy = Policy(d.byte())
+		}
 		t.put(key, at, e)
 	}
 }
@@ -111,14 +130,19 @@ func (d *decoder) lease() Lease {
 // Restore replaces the state with a decoded snapshot. On error the state is
 // left unchanged.
 func (s *State) Restore(b []byte) error {
-	if len(b) < len(snapshotMagic) || string(b[:len(snapshotMagic)]) != snapshotMagic {
+	version := 3
+	switch {
+	case len(b) >= len(snapshotMagic) && string(b[:len(snapshotMagic)]) == snapshotMagic:
+	case len(b) >= len(snapshotMagicV2) && string(b[:len(snapshotMagicV2)]) == snapshotMagicV2:
+		version = 2
+	default:
 		return fmt.Errorf("%w: not a lock snapshot", ErrCorrupt)
 	}
 	fresh, err := New(s.cfg)
 	if err != nil {
 		return err
 	}
-	d := decoder{b: b, off: len(snapshotMagic)}
+	d := decoder{b: b, off: len(snapshotMagic), version: version}
 	fresh.lastToken = d.uvarint()
 	fresh.lastIndex = d.uvarint()
 	fresh.expired = d.uvarint()
@@ -160,7 +184,8 @@ func (s *State) restoreResource(d *decoder) {
 	for j := 0; j < nh && d.err == nil; j++ {
 		var h holder
 		d.bytes(h.id[:])
-		mode := Mode(d.byte())
+		modeByte := d.byte()
+		mode := Mode(modeByte &^ unclaimedFlag)
 		h.token = d.uvarint()
 		h.expiresAt = d.varint()
 		h.ttlMs = uint32(d.uvarint())
@@ -174,7 +199,7 @@ func (s *State) restoreResource(d *decoder) {
 			d.err = fmt.Errorf("%w: resource %q: holder token %d mode %d breaks the lock invariants", ErrCorrupt, r.name, h.token, mode)
 			return
 		}
-		h.clientMode = makeClientMode(slot, mode)
+		h.clientMode = makeClientMode(slot, mode).withUnclaimed(modeByte&unclaimedFlag != 0)
 		r.addHolder(h)
 		s.leases++
 	}
@@ -186,11 +211,16 @@ func (s *State) restoreResource(d *decoder) {
 		w.deadline = d.varint()
 		w.ttlMs = uint32(d.uvarint())
 		w.client = s.clients.ref(d.string())
+		w.owner = w.id
+		if d.version >= 3 {
+			d.bytes(w.owner[:])
+			w.host = d.string()
+			w.incarnation = d.uvarint()
+		}
 		if d.err == nil && !validMode(w.mode) {
 			d.err = fmt.Errorf("%w: resource %q: waiter mode %d", ErrCorrupt, r.name, w.mode)
 		}
-		r.extra().queue = append(r.extra().queue, w)
-		s.waiters++
+		s.pushWaiter(r, w)
 	}
 	if d.err != nil {
 		return

@@ -8,6 +8,8 @@ package lock
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -31,6 +33,11 @@ type State struct {
 	waiters   int
 	expired   uint64
 	events    []Event
+	// queuedByHost counts queued requests per host, so that a hello from a
+	// host with nothing queued costs no scan.
+	queuedByHost map[string]int
+	// suspects is the suspect list of the entry being applied.
+	suspects []string
 }
 
 // logClock turns (term, leader monotonic reading) pairs into one
@@ -70,6 +77,8 @@ func New(cfg Config) (*State, error) {
 		clients:   newClientTable(),
 		dedupe:    newDedupeTable(),
 		settled:   newDedupeTable(),
+
+		queuedByHost: make(map[string]int),
 	}, nil
 }
 
@@ -87,6 +96,9 @@ func (s *State) Apply(e Entry) (Result, []Event) {
 		s.forgetOnNewTerm()
 	}
 	cmd := &e.Command
+	if s.cfg.checkStamps(cmd) == nil {
+		s.suspects = cmd.Suspects
+	}
 	s.expireDue(e.Index)
 	var res Result
 	if err := s.cfg.Check(cmd); err != nil {
@@ -94,6 +106,7 @@ func (s *State) Apply(e Entry) (Result, []Event) {
 	} else {
 		res = s.apply(e.Index, cmd)
 	}
+	s.suspects = nil
 	s.dedupe.evict(s.clock.now-int64(s.cfg.DedupeWindow), s.cfg.DedupeMax)
 	s.settled.evict(s.clock.now-int64(s.cfg.DedupeWindow), s.cfg.DedupeMax)
 	res.LogTime = s.clock.now
@@ -116,6 +129,10 @@ func (s *State) apply(index uint64, cmd *Command) Result {
 		return Result{Status: &st}
 	case OpTick:
 		return Result{}
+	case OpHello:
+		return s.hello(index, cmd)
+	case OpOrphan:
+		return s.orphan(index, cmd)
 	}
 	panic(fmt.Sprintf("lock: op %v passed Check but has no handler", cmd.Op))
 }
@@ -126,7 +143,10 @@ func (s *State) acquireDeduped(index uint64, cmd *Command) Result {
 	}
 	key := dedupeKeyOf(cmd.ClientID, cmd.RequestID)
 	if d, ok := s.dedupe.get(key); ok {
-		return s.replay(d)
+		if !d.sameRequest(cmd) {
+			return Result{Code: RequestIDReused}
+		}
+		return s.replay(d, cmd)
 	}
 	res := s.acquire(index, cmd)
 	// A plain refusal changed nothing, so a retry may as well be judged
@@ -134,30 +154,48 @@ func (s *State) acquireDeduped(index uint64, cmd *Command) Result {
 	if res.Code == OK && (res.Granted || res.Queued) {
 		lease := res.Lease
 		if !res.Granted {
-			lease = Lease{ID: cmd.LeaseID, ClientID: cmd.ClientID, Mode: cmd.Mode}
+			lease = Lease{ID: cmd.LeaseID, ClientID: cmd.ClientID, Mode: cmd.Mode, TTLMs: cmd.TTLMs}
 		}
-		s.dedupe.put(key, s.clock.now, dedupeEntry{resource: cmd.Resource, lease: lease, granted: res.Granted})
+		s.dedupe.put(key, s.clock.now, dedupeEntry{resource: cmd.Resource, lease: lease, granted: res.Granted, policy: cmd.Policy})
 	}
 	return res
 }
 
-// replay answers a retried acquire from the current state of the lease the
-// first attempt created: still held, still queued, or gone. A grant that has
-// since ended is reported as it was (its expiry is in the past), so the
-// client learns it no longer holds the lock without a second grant.
-func (s *State) replay(d dedupeEntry) Result {
+// replay answers a retried acquire from what became of the request its id
+// first named: still held (the client now has it: claimed), still queued
+// (the retry joins the wait), or over. It never grants a second lease, and
+// a grant that has since ended is reported as ended (LeaseEnded), not as a
+// live-looking grant.
+func (s *State) replay(d dedupeEntry, cmd *Command) Result {
 	if r := s.resources.find(d.resource); r != nil {
 		if i := r.findHolder(d.lease.ID); i >= 0 {
-			return Result{Granted: true, Lease: s.leaseOf(r.holderAt(i))}
+			h := r.holderAt(i)
+			h.clientMode = h.clientMode.withUnclaimed(false)
+			return Result{Granted: true, Lease: s.leaseOf(h)}
 		}
 		if i := r.findWaiter(d.lease.ID); i >= 0 {
-			return Result{Queued: true, Position: i + 1, Lease: Lease{ID: d.lease.ID}}
+			s.join(&r.more.queue[i], cmd)
+			return Result{Queued: true, Position: i + 1, Lease: Lease{ID: d.lease.ID, ClientID: d.lease.ClientID, Mode: d.lease.Mode}}
 		}
 	}
 	if d.granted {
-		return Result{Granted: true, Lease: d.lease}
+		return Result{Code: LeaseEnded, Lease: d.lease}
 	}
 	return s.settledResult(d.lease.ID)
+}
+
+// join makes a retry's wait count for the queued request it repeats: the
+// request stays queued until the later of the two deadlines, and the
+// attempt with that deadline becomes the one whose cancel removes it (see
+// cancel), so neither attempt cuts the other's wait short.
+func (s *State) join(w *waiter, cmd *Command) {
+	deadline := s.clock.now + cmd.WaitMs*int64(time.Millisecond)
+	if cmd.WaitMs == 0 || deadline <= w.deadline {
+		return
+	}
+	s.queuedByHost[w.host]--
+	w.deadline, w.owner, w.host, w.incarnation = deadline, cmd.LeaseID, cmd.Host, cmd.Incarnation
+	s.queuedByHost[w.host]++
 }
 
 func (s *State) acquire(index uint64, cmd *Command) Result {
@@ -173,9 +211,14 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 		}
 		// Waiters whose deadline passed must not block this request.
 		// Granting the waiters behind them moves r's earliest expiry, so the
-		// heap must hear of it even if this request is refused.
+		// heap must hear of it even if this request is refused. r keeps its
+		// holders (expireDue ran first), so reindex cannot free it.
+		id := r.id
 		s.promote(index, r)
 		s.reindex(index, r)
+		if r.id != id {
+			panic("lock: acquire's resource was freed under it")
+		}
 	}
 	if r == nil {
 		if s.resources.len() >= s.cfg.MaxResources {
@@ -185,7 +228,7 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 	}
 	if r.compatible(cmd.Mode) && len(r.queue()) == 0 {
 		slot := s.clients.ref(cmd.ClientID)
-		lease := s.grant(index, r, cmd.LeaseID, slot, cmd.Mode, cmd.TTLMs, false)
+		lease := s.grant(index, r, cmd.LeaseID, slot, cmd.Mode, cmd.TTLMs, nil)
 		s.reindex(index, r)
 		return Result{Granted: true, Lease: lease}
 	}
@@ -196,32 +239,39 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 		return Result{Code: QueueFull}
 	}
 	w := waiter{
-		id:       cmd.LeaseID,
-		deadline: s.clock.now + cmd.WaitMs*int64(time.Millisecond),
-		ttlMs:    uint32(cmd.TTLMs),
-		client:   s.clients.ref(cmd.ClientID),
-		mode:     cmd.Mode,
+		id:          cmd.LeaseID,
+		owner:       cmd.LeaseID,
+		deadline:    s.clock.now + cmd.WaitMs*int64(time.Millisecond),
+		ttlMs:       uint32(cmd.TTLMs),
+		client:      s.clients.ref(cmd.ClientID),
+		mode:        cmd.Mode,
+		host:        cmd.Host,
+		incarnation: cmd.Incarnation,
 	}
-	r.extra().queue = append(r.extra().queue, w)
-	s.waiters++
+	s.pushWaiter(r, w)
 	s.emit(index, EventEnqueue, r.name, Lease{ID: w.id, ClientID: cmd.ClientID, Mode: w.mode}, false)
 	return Result{Queued: true, Position: len(r.more.queue), Lease: Lease{ID: w.id, ClientID: cmd.ClientID, Mode: w.mode}}
 }
 
 // grant makes a new holder, taking over the caller's reference on slot.
-func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode Mode, ttlMs int64, queued bool) Lease {
+// from is the queued request being granted, nil for a direct grant.
+func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode Mode, ttlMs int64, from *waiter) Lease {
 	s.lastToken++
 	h := holder{
 		id:         id,
 		token:      s.lastToken,
 		expiresAt:  s.clock.now + ttlMs*int64(time.Millisecond),
 		ttlMs:      uint32(ttlMs),
-		clientMode: makeClientMode(slot, mode),
+		clientMode: makeClientMode(slot, mode).withUnclaimed(from != nil),
 	}
 	r.addHolder(h)
 	s.leases++
 	lease := s.leaseOf(&h)
-	s.emit(index, EventGrant, r.name, lease, queued)
+	ev := Event{Kind: EventGrant, Lease: lease}
+	if from != nil {
+		ev.Queued, ev.Host, ev.Incarnation = true, from.host, from.incarnation
+	}
+	s.emitEvent(index, r.name, ev)
 	return lease
 }
 
@@ -251,6 +301,7 @@ func (s *State) renew(index uint64, cmd *Command) Result {
 		return Result{Code: NotHolder}
 	}
 	h := r.holderAt(i)
+	h.clientMode = h.clientMode.withUnclaimed(false)
 	if cmd.TTLMs != 0 {
 		h.ttlMs = uint32(cmd.TTLMs)
 	}
@@ -267,12 +318,11 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 		return s.settledResult(cmd.LeaseID)
 	}
 	if i := r.findWaiter(cmd.LeaseID); i >= 0 {
-		w := r.queue()[i]
-		lease := Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode}
-		s.clients.unref(w.client)
-		r.removeWaiter(i)
-		s.waiters--
-		s.emit(index, EventCancel, r.name, lease, false)
+		if owner := r.queue()[i].owner; !cmd.Owner.IsZero() && owner != cmd.Owner {
+			// A retry of the same request waits longer; it will cancel.
+			return Result{Queued: true, Position: i + 1, Lease: Lease{ID: cmd.LeaseID}}
+		}
+		s.dropWaiter(index, r, i)
 		s.promote(index, r)
 		s.reindex(index, r)
 		return Result{Position: i + 1}
@@ -284,12 +334,62 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 }
 
 // settledResult answers for a queued request that is no longer queued or
-// holding: its grant as it was made (now ended), or a refusal.
+// holding: granted once but over (LeaseEnded), or never granted.
 func (s *State) settledResult(id LeaseID) Result {
 	if e, ok := s.settled.get(string(id[:])); ok && e.granted {
-		return Result{Granted: true, Lease: e.lease}
+		return Result{Code: LeaseEnded, Lease: e.lease}
 	}
 	return Result{}
+}
+
+// hello cancels the queued requests held by earlier processes of a node:
+// they died with their callers, and a grant would hold the lock for a TTL
+// with nobody to tell.
+func (s *State) hello(index uint64, cmd *Command) Result {
+	if s.queuedByHost[cmd.Host] == 0 {
+		return Result{}
+	}
+	var touched []*resource
+	for r := range s.resources.all() {
+		for _, w := range r.queue() {
+			if w.host == cmd.Host && w.incarnation != cmd.Incarnation {
+				touched = append(touched, r)
+				break
+			}
+		}
+	}
+	// Events must come in the same order on every replica; slot order is
+	// history-dependent (a restored replica numbers slots by name).
+	slices.SortFunc(touched, func(a, b *resource) int { return strings.Compare(a.name, b.name) })
+	for _, r := range touched {
+		for i := len(r.queue()) - 1; i >= 0; i-- {
+			if w := r.queue()[i]; w.host == cmd.Host && w.incarnation != cmd.Incarnation {
+				s.dropWaiter(index, r, i)
+			}
+		}
+		s.promote(index, r)
+		s.reindex(index, r)
+	}
+	return Result{}
+}
+
+// orphan releases a grant made to a queued request whose node could not
+// deliver it, unless the client has claimed it (renewed it, or retried and
+// was answered with it): a claimed lease is the client's to release.
+func (s *State) orphan(index uint64, cmd *Command) Result {
+	r := s.resources.find(cmd.Resource)
+	if r == nil {
+		return Result{Code: NotHolder}
+	}
+	i := r.findHolder(cmd.LeaseID)
+	if i < 0 || !r.holderAt(i).clientMode.unclaimed() {
+		return Result{Code: NotHolder}
+	}
+	lease := s.dropHolder(r, i)
+	s.emit(index, EventRelease, r.name, lease, false)
+	s.promote(index, r)
+	s.reindex(index, r)
+	return Result{Lease: lease}
 }
 
 // dropHolder removes holder i and returns what it was.
@@ -302,28 +402,53 @@ func (s *State) dropHolder(r *resource, i int) Lease {
 	return lease
 }
 
+// pushWaiter appends w to r's queue.
+func (s *State) pushWaiter(r *resource, w waiter) {
+	r.extra().queue = append(r.extra().queue, w)
+	s.waiters++
+	s.queuedByHost[w.host]++
+}
+
+// takeWaiter removes waiter i from r's queue and returns it; the caller
+// owns its client reference.
+func (s *State) takeWaiter(r *resource, i int) waiter {
+	w := r.queue()[i]
+	r.removeWaiter(i)
+	s.waiters--
+	if s.queuedByHost[w.host]--; s.queuedByHost[w.host] == 0 {
+		delete(s.queuedByHost, w.host)
+	}
+	return w
+}
+
+// dropWaiter removes waiter i without granting it: its caller gave up, its
+// wait elapsed, or its node is gone. The outcome is remembered (settled),
+// so a late cancel or retry learns it was never granted.
+func (s *State) dropWaiter(index uint64, r *resource, i int) {
+	w := s.takeWaiter(r, i)
+	lease := Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode}
+	s.clients.unref(w.client)
+	s.emitEvent(index, r.name, Event{Kind: EventCancel, Lease: lease, Host: w.host, Incarnation: w.incarnation})
+	s.settled.put(string(w.id[:]), s.clock.now, dedupeEntry{resource: r.name, lease: lease})
+}
+
 // promote grants the queue head(s) that fit: one exclusive waiter, or every
-// shared waiter up to the next exclusive one. Waiters whose deadline passed
-// are dropped on the way: their callers have given up.
+// shared waiter up to the next exclusive one. Waiters that nobody waits for
+// any more are dropped on the way: their deadline passed, or their node is
+// on the leader's suspect list, so a grant could not be delivered.
 func (s *State) promote(index uint64, r *resource) {
 	for len(r.queue()) > 0 {
-		w := r.queue()[0]
-		if w.deadline <= s.clock.now {
-			lease := Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode}
-			s.clients.unref(w.client)
-			r.removeWaiter(0)
-			s.waiters--
-			s.emit(index, EventCancel, r.name, lease, false)
-			s.settled.put(string(w.id[:]), s.clock.now, dedupeEntry{resource: r.name, lease: lease})
+		w := &r.queue()[0]
+		if w.deadline <= s.clock.now || slices.Contains(s.suspects, w.host) {
+			s.dropWaiter(index, r, 0)
 			continue
 		}
 		if !r.compatible(w.mode) {
 			return
 		}
-		r.removeWaiter(0)
-		s.waiters--
-		lease := s.grant(index, r, w.id, w.client, w.mode, int64(w.ttlMs), true)
-		s.settled.put(string(w.id[:]), s.clock.now, dedupeEntry{resource: r.name, lease: lease, granted: true})
+		taken := s.takeWaiter(r, 0)
+		lease := s.grant(index, r, taken.id, taken.client, taken.mode, int64(taken.ttlMs), &taken)
+		s.settled.put(string(taken.id[:]), s.clock.now, dedupeEntry{resource: r.name, lease: lease, granted: true})
 	}
 }
 
@@ -368,9 +493,13 @@ func (s *State) expireDue(index uint64) {
 }
 
 func (s *State) emit(index uint64, kind EventKind, resource string, lease Lease, queued bool) {
-	s.events = append(s.events, Event{
-		Kind: kind, Index: index, LogTime: s.clock.now, Resource: resource, Lease: lease, Queued: queued,
-	})
+	s.emitEvent(index, resource, Event{Kind: kind, Lease: lease, Queued: queued})
+}
+
+// emitEvent stamps ev with the entry's index, log time and resource.
+func (s *State) emitEvent(index uint64, resource string, ev Event) {
+	ev.Index, ev.LogTime, ev.Resource = index, s.clock.now, resource
+	s.events = append(s.events, ev)
 }
 
 func (s *State) leaseOf(h *holder) Lease {

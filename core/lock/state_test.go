@@ -57,6 +57,32 @@ func cancel(res string, label byte) Command {
 
 func status(res string) Command { return Command{Op: OpStatus, Resource: res} }
 
+// owned names the attempt (by its lease label) a cancel comes from.
+func owned(cmd Command, attempt byte) Command {
+	cmd.Owner = lid(attempt)
+	return cmd
+}
+
+// from sets the node process holding an acquire's caller.
+func from(cmd Command, host string, incarnation uint64) Command {
+	cmd.Host, cmd.Incarnation = host, incarnation
+	return cmd
+}
+
+func hello(host string, incarnation uint64) Command {
+	return Command{Op: OpHello, Host: host, Incarnation: incarnation}
+}
+
+func orphan(res string, label byte) Command {
+	return Command{Op: OpOrphan, Resource: res, LeaseID: lid(label)}
+}
+
+// suspecting stamps the leader's suspect list on an entry.
+func suspecting(cmd Command, hosts ...string) Command {
+	cmd.Suspects = hosts
+	return cmd
+}
+
 func tick() Command { return Command{Op: OpTick} }
 
 func label(id LeaseID) string {
@@ -90,6 +116,8 @@ func describeResult(op Op, r Result) string {
 		return "released " + leaseText(r.Lease)
 	case OpRenew:
 		return "renewed " + leaseText(r.Lease)
+	case OpOrphan:
+		return "released " + leaseText(r.Lease)
 	case OpCancel:
 		if r.Position > 0 {
 			return fmt.Sprintf("cancelled pos=%d", r.Position)
@@ -99,6 +127,8 @@ func describeResult(op Op, r Result) string {
 		return describeStatus(*r.Status)
 	case OpTick:
 		return fmt.Sprintf("t=%d", r.LogTime/int64(time.Millisecond))
+	case OpHello:
+		return "ok"
 	}
 	return "?"
 }
@@ -332,8 +362,8 @@ func TestApply(t *testing.T) {
 			{at: 5, cmd: as(acq("r", 'b', X, 100, 0), "cl", "q1"), want: "granted a#1@100"},
 			{at: 6, cmd: status("r"), want: "holders=[a#1@100] queue=[]"},
 			{at: 7, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "freed r"}},
-			// The ended grant is reported as it was; no new grant is made.
-			{at: 8, cmd: as(acq("r", 'b', X, 100, 0), "cl", "q1"), want: "granted a#1@100"},
+			// The ended grant is reported as ended; no new grant is made.
+			{at: 8, cmd: as(acq("r", 'b', X, 100, 0), "cl", "q1"), want: "lease_ended"},
 			{at: 9, cmd: acq("r", 'c', X, 100, 0), want: "granted c#2@109", events: []string{"grant r c#2@109"}},
 			{at: 10, cmd: as(acq("r", 'd', X, 100, 0), "other", "q1"), want: "denied"},
 		}},
@@ -343,6 +373,75 @@ func TestApply(t *testing.T) {
 			{at: 2, cmd: as(acq("r", 'c', X, 100, 500), "cl", "q"), want: "queued b pos=1"},
 			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@110"}},
 			{at: 11, cmd: as(acq("r", 'c', X, 100, 500), "cl", "q"), want: "granted b#2@110"},
+		}},
+		{name: "a request id reused for another request is refused and changes nothing", steps: []step{
+			{at: 0, cmd: as(acq("x1", 'a', X, 100, 0), "wx", "same"), want: "granted a#1@100", events: []string{"grant x1 a#1@100"}},
+			{at: 1, cmd: as(acq("y1", 'b', X, 100, 0), "wx", "same"), want: "request_id_reused"},
+			{at: 2, cmd: as(acq("x1", 'b', S, 100, 0), "wx", "same"), want: "request_id_reused"},
+			{at: 3, cmd: as(acq("x1", 'b', X, 99, 0), "wx", "same"), want: "request_id_reused"},
+			{at: 4, cmd: as(throughput(acq("x1", 'b', X, 100, 0)), "wx", "same"), want: "request_id_reused"},
+			{at: 5, cmd: status("y1"), want: "holders=[] queue=[]"},
+			// The wait may differ: a retry sends what is left of it.
+			{at: 6, cmd: as(acq("x1", 'b', X, 100, 50), "wx", "same"), want: "granted a#1@100"},
+		}},
+		{name: "a retry of a request whose grant expired says the lease ended", steps: []step{
+			{at: 0, cmd: as(acq("r", 'a', X, 100, 0), "cl", "fixed"), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
+			{at: 150, cmd: as(acq("r", 'b', X, 100, 0), "cl", "fixed"), want: "lease_ended", events: []string{"expire r a#1@100", "freed r"}},
+			{at: 151, cmd: status("r"), want: "holders=[] queue=[]"},
+		}},
+		{name: "a retry joins the queued wait; the shorter attempt's cancel leaves it queued", steps: []step{
+			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
+			{at: 1, cmd: as(acq("r", 'b', X, 100, 60), "cl", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},
+			// A retry 10 ms later asks for 20 ms more: the original waits longer.
+			{at: 11, cmd: as(acq("r", 'c', X, 100, 20), "cl", "q"), want: "queued b pos=1"},
+			{at: 31, cmd: owned(cancel("r", 'b'), 'c'), want: "queued b pos=1"},
+			{at: 40, cmd: status("r"), want: "holders=[a#1@100] queue=[b]"},
+			{at: 61, cmd: owned(cancel("r", 'b'), 'b'), want: "cancelled pos=1", events: []string{"cancel r b"}},
+		}},
+		{name: "a retry with a longer wait keeps the request queued past the first deadline", steps: []step{
+			{at: 0, cmd: acq("r", 'a', X, 200, 0), want: "granted a#1@200", events: []string{"grant r a#1@200"}},
+			{at: 1, cmd: as(acq("r", 'b', X, 100, 30), "cl", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},
+			{at: 10, cmd: as(acq("r", 'c', X, 100, 100), "cl", "q"), want: "queued b pos=1"},
+			// The original's wait ends first: its cancel no longer removes it.
+			{at: 31, cmd: owned(cancel("r", 'b'), 'b'), want: "queued b pos=1"},
+			{at: 50, cmd: rel("r", 'a'), want: "released a#1@200", events: []string{"release r a#1@200", "grant* r b#2@150"}},
+			{at: 51, cmd: as(acq("r", 'c', X, 100, 100), "cl", "q"), want: "granted b#2@150"},
+		}},
+		{name: "a hello cancels the queued requests of the node's earlier processes", steps: []step{
+			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
+			{at: 1, cmd: from(acq("r", 'b', X, 100, 500), "n2", 1), want: "queued b pos=1", events: []string{"enqueue r b"}},
+			{at: 2, cmd: from(acq("r", 'c', X, 100, 500), "n3", 1), want: "queued c pos=2", events: []string{"enqueue r c"}},
+			{at: 3, cmd: from(acq("r", 'd', X, 100, 500), "n2", 2), want: "queued d pos=3", events: []string{"enqueue r d"}},
+			{at: 4, cmd: hello("n2", 2), want: "ok", events: []string{"cancel r b"}},
+			{at: 5, cmd: status("r"), want: "holders=[a#1@100] queue=[c d]"},
+			{at: 6, cmd: hello("n4", 1), want: "ok"},
+		}},
+		{name: "a suspected node's waiter is cancelled instead of granted", steps: []step{
+			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
+			{at: 1, cmd: from(acq("r", 'b', X, 100, 500), "n2", 1), want: "queued b pos=1", events: []string{"enqueue r b"}},
+			{at: 2, cmd: from(acq("r", 'c', X, 100, 500), "n3", 1), want: "queued c pos=2", events: []string{"enqueue r c"}},
+			{at: 10, cmd: suspecting(rel("r", 'a'), "n2"), want: "released a#1@100",
+				events: []string{"release r a#1@100", "cancel r b", "grant* r c#2@110"}},
+		}},
+		{name: "an orphaned queued grant is released unless claimed", steps: []step{
+			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
+			{at: 1, cmd: from(as(acq("r", 'b', X, 1000, 500), "w1", "q"), "n2", 1), want: "queued b pos=1", events: []string{"enqueue r b"}},
+			{at: 2, cmd: from(acq("r", 'c', X, 1000, 500), "n3", 1), want: "queued c pos=2", events: []string{"enqueue r c"}},
+			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@1010"}},
+			{at: 11, cmd: orphan("r", 'b'), want: "released b#2@1010", events: []string{"release r b#2@1010", "grant* r c#3@1011"}},
+			// A retry that is answered with the grant claims it: no orphan release then.
+			{at: 12, cmd: from(acq("r", 'd', X, 1000, 500), "n2", 1), want: "queued d pos=1", events: []string{"enqueue r d"}},
+			{at: 13, cmd: rel("r", 'c'), want: "released c#3@1011", events: []string{"release r c#3@1011", "grant* r d#4@1013"}},
+			{at: 14, cmd: renew("r", 'd', 0), want: "renewed d#4@1014", events: []string{"renew r d#4@1014"}},
+			{at: 15, cmd: orphan("r", 'd'), want: "not_holder"},
+			{at: 16, cmd: orphan("r", 'z'), want: "not_holder"},
+		}},
+		{name: "a retry answered with a queued grant claims it", steps: []step{
+			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
+			{at: 1, cmd: as(acq("r", 'b', X, 1000, 500), "w1", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},
+			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@1010"}},
+			{at: 11, cmd: as(acq("r", 'c', X, 1000, 400), "w1", "q"), want: "granted b#2@1010"},
+			{at: 12, cmd: orphan("r", 'b'), want: "not_holder"},
 		}},
 		{name: "dedupe keeps client and request ids apart", steps: []step{
 			{at: 0, cmd: as(acq("r1", 'a', X, 100, 0), "a\x00b", "c"), want: "granted a#1@100", events: []string{"grant r1 a#1@100"}},

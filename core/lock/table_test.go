@@ -81,8 +81,8 @@ func checkTable(t *testing.T, tab *resourceTable, want map[string]bool) {
 		if tab.find(r.name) != r {
 			t.Fatalf("find(%q) is not the iterated record", r.name)
 		}
-		if r.id >= uint32(len(tab.index.cur.slots)) {
-			t.Fatalf("id %d not below index length %d", r.id, len(tab.index.cur.slots))
+		if slotOf(r.id) >= uint32(len(tab.index.cur.slots)) {
+			t.Fatalf("slot %d not below index length %d", slotOf(r.id), len(tab.index.cur.slots))
 		}
 	}
 	if seen != len(want) {
@@ -108,4 +108,38 @@ func TestClientModePacking(t *testing.T) {
 			t.Errorf("pack(%d, %d) unpacked to (%d, %d)", tc.slot, tc.mode, c.slot(), c.mode())
 		}
 	}
+}
+
+// TestStaleResourceIDPanics: goal — a reference kept past the free of its
+// record (the arena reuses slots last in first out) panics on use instead of
+// silently naming the lock that took the slot next. Method: free a record,
+// let another name take its slot, then use the old id directly and through a
+// stale expiry-heap entry.
+func TestStaleResourceIDPanics(t *testing.T) {
+	mustPanic := func(what string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Fatalf("%s: no panic", what)
+			}
+		}()
+		f()
+	}
+	tab := newResourceTable()
+	old := tab.insert("old")
+	oldID := old.id
+	tab.remove(old)
+	reused := tab.insert("new")
+	if slotOf(reused.id) != slotOf(oldID) {
+		t.Fatalf("slot not reused (LIFO): %d vs %d", slotOf(reused.id), slotOf(oldID))
+	}
+	mustPanic("arena.at with a stale id", func() { tab.arena.at(oldID) })
+	if got := tab.arena.at(reused.id); got.name != "new" {
+		t.Fatalf("live id finds %q", got.name)
+	}
+
+	// A heap that still lists the freed record (a missing heap removal).
+	heap := newExpiryHeap(tab.arena)
+	heap.ids = append(heap.ids, oldID)
+	mustPanic("expiry heap with a stale entry", func() { heap.min() })
 }

@@ -114,6 +114,14 @@ const (
 	OpTick
 	// OpStatus is a read that goes through the log, so it is linearizable.
 	OpStatus
+	// OpHello announces a node process (Host, Incarnation): queued requests
+	// held by an earlier process of that node can never be answered, so
+	// they are cancelled.
+	OpHello
+	// OpOrphan releases a grant its node could not deliver (the process
+	// that held the request died before the grant was applied), unless the
+	// client has claimed it since.
+	OpOrphan
 )
 
 func (o Op) String() string {
@@ -130,6 +138,10 @@ func (o Op) String() string {
 		return "tick"
 	case OpStatus:
 		return "status"
+	case OpHello:
+		return "hello"
+	case OpOrphan:
+		return "orphan"
 	default:
 		return fmt.Sprintf("op(%d)", uint8(o))
 	}
@@ -151,6 +163,18 @@ type Command struct {
 	TTLMs int64
 	// WaitMs > 0 queues an acquire for that long; 0 is a try-lock.
 	WaitMs int64
+	// Owner is, on a cancel, the attempt giving up (the LeaseID its acquire
+	// was proposed with); only the attempt whose wait ends last removes a
+	// queued request. Zero cancels unconditionally.
+	Owner LeaseID
+	// Host and Incarnation name the node process that holds the caller of
+	// an acquire (and announce one in OpHello).
+	Host        string
+	Incarnation uint64
+	// Suspects are the members the leader could not reach for a while when
+	// it proposed the entry: a queued request they hold is cancelled
+	// instead of granted, since nobody could be told.
+	Suspects []string
 }
 
 // Entry is a command with the log position the state machine applies it at.
@@ -246,4 +270,8 @@ type Event struct {
 	Lease    Lease
 	// Queued marks a grant made to a queued waiter (not the command itself).
 	Queued bool
+	// Host and Incarnation name the node process that held the waiter's
+	// request, on queued grants and cancels.
+	Host        string
+	Incarnation uint64
 }

@@ -10,7 +10,10 @@ import (
 // proposing (to answer 400 without touching the log) and Apply calls it again,
 // because a log entry must never be able to corrupt state.
 func (c Config) Check(cmd *Command) error {
-	needsResource := cmd.Op != OpTick
+	if err := c.checkStamps(cmd); err != nil {
+		return err
+	}
+	needsResource := cmd.Op != OpTick && cmd.Op != OpHello
 	if needsResource {
 		if err := c.checkID("resource", cmd.Resource, true); err != nil {
 			return err
@@ -45,13 +48,38 @@ func (c Config) Check(cmd *Command) error {
 			return err
 		}
 		fallthrough
-	case OpRelease, OpCancel:
+	case OpRelease, OpCancel, OpOrphan:
 		if cmd.LeaseID.IsZero() {
 			return fmt.Errorf("%w: lease_id is required", ErrInvalid)
+		}
+	case OpHello:
+		if cmd.Host == "" || cmd.Incarnation == 0 {
+			return fmt.Errorf("%w: hello needs a host and an incarnation", ErrInvalid)
 		}
 	case OpTick, OpStatus:
 	default:
 		return fmt.Errorf("%w: unknown op %d", ErrInvalid, cmd.Op)
+	}
+	return nil
+}
+
+// maxSuspects bounds the suspect list of one entry (a group has a handful
+// of members).
+const maxSuspects = 64
+
+// checkStamps checks what the proposing node and the leader add to a
+// command: its host and the leader's suspect list.
+func (c Config) checkStamps(cmd *Command) error {
+	if err := c.checkID("host", cmd.Host, false); err != nil {
+		return err
+	}
+	if len(cmd.Suspects) > maxSuspects {
+		return fmt.Errorf("%w: %d suspects, at most %d", ErrInvalid, len(cmd.Suspects), maxSuspects)
+	}
+	for _, h := range cmd.Suspects {
+		if err := c.checkID("suspect", h, true); err != nil {
+			return err
+		}
 	}
 	return nil
 }

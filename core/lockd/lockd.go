@@ -38,10 +38,11 @@ type Options struct {
 
 // Member is a running lockstep process member.
 type Member struct {
-	Node   *node.Node
-	HTTP   *http.Server
-	ln     net.Listener
-	closed chan struct{}
+	Node    *node.Node
+	HTTP    *http.Server
+	ln      net.Listener
+	members *memberPort
+	closed  chan struct{}
 }
 
 // Start opens stores, joins Raft and serves HTTP. It returns once the
@@ -54,20 +55,21 @@ func Start(opts Options) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	trans, err := node.NewTCPTransport(opts.RaftAddr, opts.RaftLogs)
+	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.RaftLogs)
 	if err != nil {
 		_ = stores.Close()
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", opts.HTTPAddr)
 	if err != nil {
+		_ = members.Close()
 		_ = stores.Close()
 		return nil, fmt.Errorf("http listen on %s: %w", opts.HTTPAddr, err)
 	}
 	cfg := node.Config{
 		ID: opts.ID, Peers: opts.Peers, Lock: opts.Lock, Clock: node.NewMonotonicClock(),
 		Logger: opts.Logger, RaftLogs: opts.RaftLogs, Bootstrap: opts.Bootstrap,
-		Transport: trans, Stores: stores, Forwarder: node.NewHTTPForwarder(),
+		Transport: members.raft, Stores: stores, Forwarder: members.forwarder(),
 	}
 	if opts.Tune != nil {
 		opts.Tune(&cfg)
@@ -75,16 +77,17 @@ func Start(opts Options) (*Member, error) {
 	n, err := node.New(cfg)
 	if err != nil {
 		_ = ln.Close()
-		_ = trans.(io.Closer).Close()
+		_ = members.Close()
 		_ = stores.Close()
 		return nil, err
 	}
 	srv := server.New(n, server.Config{Logger: opts.Logger})
 	m := &Member{
-		Node:   n,
-		HTTP:   &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second},
-		ln:     ln,
-		closed: make(chan struct{}),
+		Node:    n,
+		HTTP:    &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second},
+		ln:      ln,
+		members: members,
+		closed:  make(chan struct{}),
 	}
 	go func() {
 		defer close(m.closed)
@@ -92,6 +95,7 @@ func Start(opts Options) (*Member, error) {
 			opts.Logger.Error("http server stopped", "node", opts.ID, "err", err)
 		}
 	}()
+	members.serveForwards(n.ForwardHandler())
 	return m, nil
 }
 
@@ -105,7 +109,8 @@ func (m *Member) Stop(ctx context.Context) error {
 		_ = m.HTTP.Close()
 	}
 	<-m.closed
-	return errors.Join(m.Node.Shutdown(), ignoreCanceled(herr))
+	nerr := m.Node.Shutdown() // closes the Raft transport
+	return errors.Join(nerr, ignoreCanceled(herr), m.members.Close())
 }
 
 func ignoreCanceled(err error) error {

@@ -76,8 +76,8 @@ type Config struct {
 	// before reporting it unreachable and cancelling, instead of granting,
 	// the queued requests that member is waiting on.
 	UnreachableAfter time.Duration
-	SnapshotInterval   time.Duration
-	TrailingLogs       uint64
+	SnapshotInterval time.Duration
+	TrailingLogs     uint64
 
 	// Bug turns on one deliberate mistake for the testbed (see bugs.go);
 	// "" in production.

@@ -23,11 +23,30 @@ var (
 	ErrTooManyLocks = errors.New("too many locks in this shard")
 	// ErrShutdown: the node is stopping.
 	ErrShutdown = errors.New("node is shut down")
+	// ErrRequestIDReused: an acquire's (client_id, request_id) first named a
+	// different request. Definite; nothing changed.
+	ErrRequestIDReused = errors.New("request_id was already used for a different request")
+	// ErrLeaseEnded matches a *LeaseEndedError.
+	ErrLeaseEnded = errors.New("the lease this request was granted has ended")
 )
 
-// codeError maps a definite non-OK result code to its error.
-func codeError(c lock.Code) error {
-	switch c {
+// LeaseEndedError answers a retried (or long-waiting) acquire whose request
+// was granted, but whose lease has since been released or has expired: the
+// caller learns it holds nothing, and which grant that was.
+type LeaseEndedError struct {
+	Lease lock.Lease
+}
+
+func (e *LeaseEndedError) Error() string {
+	return fmt.Sprintf("%v: lease %s (fencing token %d) was released or expired", ErrLeaseEnded, e.Lease.ID, e.Lease.Token)
+}
+
+// Is makes errors.Is(err, ErrLeaseEnded) true.
+func (e *LeaseEndedError) Is(target error) bool { return target == ErrLeaseEnded }
+
+// resultError maps a definite non-OK result to its error.
+func resultError(res lock.Result) error {
+	switch c := res.Code; c {
 	case lock.OK:
 		return nil
 	case lock.NotHolder:
@@ -38,6 +57,10 @@ func codeError(c lock.Code) error {
 		return ErrQueueFull
 	case lock.TooManyLocks:
 		return ErrTooManyLocks
+	case lock.RequestIDReused:
+		return ErrRequestIDReused
+	case lock.LeaseEnded:
+		return &LeaseEndedError{Lease: res.Lease}
 	default:
 		return fmt.Errorf("unexpected result code %d", c)
 	}

@@ -20,6 +20,8 @@ type fsm struct {
 	onEvent func(lock.Event)
 	// wallClock is set only under BugWallClockExpiry.
 	wallClock Clock
+	// applied sees each entry's events after they are dispatched.
+	applied func(index uint64, events []lock.Event)
 }
 
 var (
@@ -82,6 +84,9 @@ func (f *fsm) dispatch(index uint64, events []lock.Event) {
 		}
 	}
 	f.notify.deliver(index, events)
+	if f.applied != nil {
+		f.applied(index, events)
+	}
 }
 
 // read runs fn with the state locked, for local (possibly stale) reads.

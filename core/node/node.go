@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -20,9 +21,15 @@ type Node struct {
 	// contacts is the leader's view of unreachable members.
 	contacts *contacts
 	peers    map[raft.ServerID]Peer
-	done   chan struct{}
-	wg     sync.WaitGroup
-	once   sync.Once
+	// incarnation names this process of the node (see host.go);
+	// storedAtStart is the last log index it found on disk (MaxUint64 when
+	// it found none, so that no grant is taken for an orphan).
+	incarnation   uint64
+	storedAtStart uint64
+	orphans       chan lock.Event
+	done          chan struct{}
+	wg            sync.WaitGroup
+	once          sync.Once
 }
 
 // New starts a node: it opens Raft on the given transport and stores,
@@ -34,7 +41,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, peers: make(map[raft.ServerID]Peer), done: make(chan struct{}),
-		contacts: newContacts(raft.ServerID(cfg.ID))}
+		contacts: newContacts(raft.ServerID(cfg.ID)), incarnation: newIncarnation(cfg.LeaseIDs),
+		orphans: make(chan lock.Event, orphanQueueLen)}
 	for _, p := range cfg.Peers {
 		n.peers[raft.ServerID(p.ID)] = p
 	}
@@ -43,7 +51,13 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.applied = n.noticeOrphans
 	n.fsm = f
+	stored, err := storedIndex(cfg.Stores)
+	if err != nil {
+		return nil, err
+	}
+	n.storedAtStart = stored
 	if cfg.Bug == BugWallClockExpiry {
 		f.wallClock = cfg.Clock
 	}
@@ -58,8 +72,10 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.raft = r
 	n.watchContacts()
-	n.wg.Add(1)
+	n.wg.Add(3)
 	go n.runTicker()
+	go n.announce()
+	go n.releaseOrphans()
 	return n, nil
 }
 
@@ -82,6 +98,26 @@ func (n *Node) bootstrap() error {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	return nil
+}
+
+// storedIndex is the last log index the stores hold (log or snapshot), or
+// MaxUint64 when they hold nothing.
+func storedIndex(st Stores) (uint64, error) {
+	last, err := st.Log.LastIndex()
+	if err != nil {
+		return 0, fmt.Errorf("read last log index: %w", err)
+	}
+	snaps, err := st.Snapshot.List()
+	if err != nil {
+		return 0, fmt.Errorf("list snapshots: %w", err)
+	}
+	for _, m := range snaps {
+		last = max(last, m.Index)
+	}
+	if last == 0 {
+		return math.MaxUint64, nil
+	}
+	return last, nil
 }
 
 // Shutdown stops the ticker and Raft and closes the stores. Blocked callers

@@ -11,15 +11,17 @@ import (
 // (exactly one wake-up per grant: no thundering herd); a throughput-mode
 // acquire waits for its resource to be freed and then races.
 type notifier struct {
-	mu     sync.Mutex
-	grants map[lock.LeaseID]chan lock.Event
+	mu sync.Mutex
+	// grants holds, per lease id, the callers waiting for its grant: the
+	// original request and any retry of it that reached this node.
+	grants map[lock.LeaseID]map[chan lock.Event]struct{}
 	freed  map[string]map[chan struct{}]struct{}
 	onWake func(resource string, index uint64, woken int)
 }
 
 func newNotifier(onWake func(string, uint64, int)) *notifier {
 	return &notifier{
-		grants: make(map[lock.LeaseID]chan lock.Event),
+		grants: make(map[lock.LeaseID]map[chan lock.Event]struct{}),
 		freed:  make(map[string]map[chan struct{}]struct{}),
 		onWake: onWake,
 	}
@@ -30,11 +32,17 @@ func newNotifier(onWake func(string, uint64, int)) *notifier {
 func (n *notifier) waitGrant(id lock.LeaseID) (<-chan lock.Event, func()) {
 	ch := make(chan lock.Event, 1)
 	n.mu.Lock()
-	n.grants[id] = ch
+	set := n.grants[id]
+	if set == nil {
+		set = make(map[chan lock.Event]struct{})
+		n.grants[id] = set
+	}
+	set[ch] = struct{}{}
 	n.mu.Unlock()
 	return ch, func() {
 		n.mu.Lock()
-		if n.grants[id] == ch {
+		delete(n.grants[id], ch)
+		if len(n.grants[id]) == 0 {
 			delete(n.grants, id)
 		}
 		n.mu.Unlock()
@@ -72,11 +80,12 @@ func (n *notifier) deliver(index uint64, events []lock.Event) {
 			if !ev.Queued && ev.Kind == lock.EventGrant {
 				continue // the proposer learns of a direct grant from its result
 			}
-			if ch, ok := n.grants[ev.Lease.ID]; ok {
-				delete(n.grants, ev.Lease.ID)
+			// Attempts of one request count as one woken request.
+			for ch := range n.grants[ev.Lease.ID] {
 				ch <- ev
 				woken = 1
 			}
+			delete(n.grants, ev.Lease.ID)
 		case lock.EventFreed:
 			for ch := range n.freed[ev.Resource] {
 				select {

@@ -10,10 +10,12 @@ import (
 // Acquire takes resource for cmd.ClientID. With WaitMs > 0 it blocks: in
 // FIFO policy in the replicated queue until granted or the wait elapses (then
 // the queue entry is removed through the log); in throughput policy by
-// retrying each time the lock frees. The proposer assigns the lease id.
+// retrying each time the lock frees. The proposer assigns the lease id and
+// stamps the command with this node process, which holds the caller.
 func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, error) {
 	cmd.Op = lock.OpAcquire
 	cmd.LeaseID = n.cfg.LeaseIDs()
+	cmd.Host, cmd.Incarnation = n.cfg.ID, n.incarnation
 	if err := n.cfg.Lock.Check(&cmd); err != nil {
 		return lock.Result{}, err
 	}
@@ -36,7 +38,7 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 	if err != nil {
 		return res, err
 	}
-	if err := codeError(res.Code); err != nil {
+	if err := resultError(res); err != nil {
 		return res, err
 	}
 	if !res.Queued {
@@ -60,24 +62,32 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 		if ev.Kind == lock.EventGrant {
 			return lock.Result{Granted: true, Lease: ev.Lease, LogTime: ev.LogTime}, nil
 		}
-		// The state machine dropped the waiter: its deadline passed first.
+		// The state machine dropped the waiter: its deadline passed first,
+		// or its node (for a retry that joined: the other attempt's) is gone.
 		return lock.Result{Position: res.Position, LogTime: ev.LogTime}, nil
 	case <-timer.C:
 	case <-ctx.Done():
+	case <-n.done:
+		return lock.Result{}, ErrShutdown
 	}
-	return n.giveUp(ctx, cmd.Resource, waitingFor, res.Position)
+	return n.giveUp(ctx, cmd.Resource, waitingFor, cmd.LeaseID, res.Position)
 }
 
-// giveUp removes a queued request whose wait elapsed or whose caller left.
-// The cancel goes through the log, so afterwards the request is certainly
-// not granted later; if it was granted first, the grant is the answer — and
-// when the caller has left, the lease is released rather than orphaned.
-func (n *Node) giveUp(ctx context.Context, resource string, id lock.LeaseID, position int) (lock.Result, error) {
+// giveUp ends this attempt's wait for the queued request id: its wait
+// elapsed or its caller left. The cancel goes through the log, so afterwards
+// the answer is certain: granted first (then that grant is the answer, and
+// when the caller has left the lease is released rather than orphaned),
+// removed, or still queued for another attempt of the same request (a retry
+// with a later deadline), which this caller no longer waits for.
+func (n *Node) giveUp(ctx context.Context, resource string, id, attempt lock.LeaseID, position int) (lock.Result, error) {
 	callerGone := ctx.Err() != nil
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.ProposeTimeout)
 	defer cancel()
-	res, err := n.propose(cctx, lock.Command{Op: lock.OpCancel, Resource: resource, LeaseID: id})
+	res, err := n.propose(cctx, lock.Command{Op: lock.OpCancel, Resource: resource, LeaseID: id, Owner: attempt})
 	if err != nil {
+		return res, err
+	}
+	if err := resultError(res); err != nil {
 		return res, err
 	}
 	if res.Granted {
@@ -87,6 +97,7 @@ func (n *Node) giveUp(ctx context.Context, resource string, id lock.LeaseID, pos
 		}
 		return res, nil
 	}
+	res.Queued = false
 	if res.Position == 0 {
 		res.Position = position
 	}
@@ -120,7 +131,7 @@ func (n *Node) acquireRacing(ctx context.Context, cmd lock.Command) (lock.Result
 		freed, stop := n.notify.waitFreed(cmd.Resource)
 		res, err := n.propose(ctx, try)
 		if err == nil {
-			err = codeError(res.Code)
+			err = resultError(res)
 		}
 		if err != nil || res.Granted {
 			stop()
@@ -168,5 +179,5 @@ func (n *Node) simple(ctx context.Context, cmd lock.Command) (lock.Result, error
 	if err != nil {
 		return res, err
 	}
-	return res, codeError(res.Code)
+	return res, resultError(res)
 }

@@ -71,9 +71,11 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (lock.Result, erro
 }
 
 // applyLocal appends cmd to the log on this leader, stamped with this
-// node's monotonic clock, and waits for it to apply.
+// node's monotonic clock and the members it cannot reach, and waits for it
+// to apply.
 func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, error) {
 	cmd.Mono = int64(n.cfg.Clock.Now())
+	cmd.Suspects = n.contacts.suspects(time.Now(), n.cfg.UnreachableAfter)
 	timeout := n.cfg.ProposeTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		if left := time.Until(dl); left < timeout {

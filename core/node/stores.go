@@ -3,7 +3,6 @@ package node
 import (
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -82,19 +81,6 @@ func openBoltStores(dir string, logs io.Writer) (Stores, error) {
 func NewMemStores() Stores {
 	mem := raft.NewInmemStore()
 	return Stores{Log: mem, Stable: mem, Snapshot: raft.NewInmemSnapshotStore()}
-}
-
-// NewTCPTransport listens for Raft traffic on bind.
-func NewTCPTransport(bind string, logs io.Writer) (raft.Transport, error) {
-	addr, err := net.ResolveTCPAddr("tcp", bind)
-	if err != nil {
-		return nil, fmt.Errorf("raft address %q: %w", bind, err)
-	}
-	t, err := raft.NewTCPTransport(bind, addr, 4, 5*time.Second, logs)
-	if err != nil {
-		return nil, fmt.Errorf("raft transport on %s: %w", bind, err)
-	}
-	return t, nil
 }
 
 func newHCLogger(id string, w io.Writer) hclog.Logger {

@@ -36,13 +36,25 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// classify maps an error to its API code and a message for the caller.
-func classify(err error) (api.Code, string) {
+// classify maps an error to the API error the caller gets.
+func classify(err error) api.Error {
+	var ended *node.LeaseEndedError
+	if errors.As(err, &ended) {
+		return api.Error{Code: api.CodeLeaseEnded, Error: "the lease this request was granted has since been released or has expired",
+			LeaseID: ended.Lease.ID.String(), FencingToken: ended.Lease.Token}
+	}
+	code, msg := classifyCode(err)
+	return api.Error{Code: code, Error: msg}
+}
+
+func classifyCode(err error) (api.Code, string) {
 	switch {
 	case errors.Is(err, lock.ErrInvalid):
 		return api.CodeInvalidArgument, err.Error()
 	case errors.Is(err, node.ErrNotHolder):
 		return api.CodeNotHolder, "lease is not held: it was released, expired, or never granted"
+	case errors.Is(err, node.ErrRequestIDReused):
+		return api.CodeRequestIDReused, "request_id was already used by this client_id for a different acquire (resource, mode, ttl or policy); nothing changed"
 	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks):
 		return api.CodeResourceExhausted, err.Error()
 	case errors.Is(err, node.ErrUnavailable), errors.Is(err, node.ErrIndeterminate),
@@ -54,7 +66,11 @@ func classify(err error) (api.Code, string) {
 }
 
 func writeError(w http.ResponseWriter, code api.Code, msg string) {
-	writeJSON(w, code.HTTPStatus(), api.Error{Error: msg, Code: code})
+	writeAPIError(w, api.Error{Error: msg, Code: code})
+}
+
+func writeAPIError(w http.ResponseWriter, e api.Error) {
+	writeJSON(w, e.Code.HTTPStatus(), e)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

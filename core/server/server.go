@@ -60,7 +60,6 @@ func New(n *node.Node, cfg Config) *Server {
 	s.route(api.PathCluster, http.MethodGet, "cluster", s.cluster)
 	s.route(api.PathHealth, http.MethodGet, "healthz", s.health)
 	s.mux.Handle(api.PathMetrics, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	s.mux.Handle(node.ForwardPath, n.ForwardHandler())
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.CodeNotFound, "no such endpoint: "+r.URL.Path)
 	})
@@ -85,9 +84,9 @@ func (s *Server) route(path, method, op string, h handlerFunc) {
 		body, err := h(r)
 		result := "ok"
 		if err != nil {
-			code, msg := classify(err)
-			result = string(code)
-			writeError(w, code, msg)
+			e := classify(err)
+			result = string(e.Code)
+			writeAPIError(w, e)
 		} else {
 			writeJSON(w, http.StatusOK, body)
 		}

@@ -1,0 +1,96 @@
+package node
+
+import (
+	"context"
+	"encoding/binary"
+	"time"
+
+	"github.com/lockstep/lockstep/core/lock"
+)
+
+// A node process holds the callers of the acquires it proposes; queued ones
+// wait there for their grant. When the process dies those callers are gone,
+// and a grant made to them would hold the lock for a whole TTL with nobody
+// to tell. Three things keep that from happening:
+//
+//   - every acquire carries the process (node id, random incarnation), and a
+//     process announces itself with OpHello when it starts, which cancels
+//     the queued requests of its node's earlier processes;
+//   - the leader stamps each entry with the members it has not reached for
+//     Config.UnreachableAfter, and a queued request held by one of them is
+//     cancelled instead of granted;
+//   - a restarted process that applies a grant made to an earlier process
+//     of its node, in an entry that process never stored (so never applied
+//     nor delivered), proposes OpOrphan, which releases the grant unless
+//     the client claimed it meanwhile (by retrying or renewing).
+//
+// What remains: a grant made in the UnreachableAfter window after a node
+// died, to a request it held, lasts its TTL unless that node restarts with
+// its disk.
+
+// newIncarnation draws the process's incarnation from the node's id source
+// (seeded in the simulator), never zero.
+func newIncarnation(ids func() lock.LeaseID) uint64 {
+	for {
+		id := ids()
+		if v := binary.LittleEndian.Uint64(id[:8]); v != 0 {
+			return v
+		}
+	}
+}
+
+// orphanQueueLen bounds the orphaned grants waiting to be released; more
+// are dropped (logged) and expire by TTL as before.
+const orphanQueueLen = 1024
+
+// announce proposes OpHello until it applies or the node shuts down.
+func (n *Node) announce() {
+	defer n.wg.Done()
+	cmd := lock.Command{Op: lock.OpHello, Host: n.cfg.ID, Incarnation: n.incarnation}
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ProposeTimeout)
+		_, err := n.propose(ctx, cmd)
+		cancel()
+		if err == nil {
+			n.cfg.Logger.Debug("process announced", "node", n.cfg.ID, "incarnation", n.incarnation)
+			return
+		}
+		select {
+		case <-n.done:
+			return
+		case <-time.After(n.cfg.TickInterval):
+		}
+	}
+}
+
+// noticeOrphans looks at the events of one applied entry for grants that
+// no process will deliver; it runs on the apply path, so it only queues.
+func (n *Node) noticeOrphans(index uint64, events []lock.Event) {
+	for _, ev := range events {
+		if ev.Kind != lock.EventGrant || !ev.Queued || ev.Host != n.cfg.ID ||
+			ev.Incarnation == n.incarnation || index <= n.storedAtStart {
+			continue
+		}
+		select {
+		case n.orphans <- ev:
+		default:
+			n.cfg.Logger.Warn("orphaned grant not released: queue full", "resource", ev.Resource, "lease_id", ev.Lease.ID)
+		}
+	}
+}
+
+// releaseOrphans proposes OpOrphan for each queued orphaned grant.
+func (n *Node) releaseOrphans() {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.done:
+			return
+		case ev := <-n.orphans:
+			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ProposeTimeout)
+			_, err := n.propose(ctx, lock.Command{Op: lock.OpOrphan, Resource: ev.Resource, LeaseID: ev.Lease.ID})
+			cancel()
+			n.cfg.Logger.Info("orphaned grant released", "resource", ev.Resource, "lease_id", ev.Lease.ID, "err", err)
+		}
+	}
+}
