@@ -126,14 +126,14 @@ type Error struct {
 type Code string
 
 const (
-	CodeInvalidArgument  Code = "invalid_argument"
-	CodeNotHolder        Code = "not_holder"
+	CodeInvalidArgument Code = "invalid_argument"
+	CodeNotHolder       Code = "not_holder"
 	// CodeRequestIDReused: the (client_id, request_id) pair was first used
 	// for a different acquire (resource, mode, ttl or policy).
 	CodeRequestIDReused Code = "request_id_reused"
 	// CodeLeaseEnded: a retried acquire whose request was granted, but that
 	// lease has since been released or has expired.
-	CodeLeaseEnded Code = "lease_ended"
+	CodeLeaseEnded       Code = "lease_ended"
 	CodeUnavailable      Code = "unavailable"
 	CodeNotFound         Code = "not_found"
 	CodeMethodNotAllowed Code = "method_not_allowed"
