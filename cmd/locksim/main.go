@@ -17,6 +17,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -76,9 +77,9 @@ func main() {
 	testing.Main(func(_, _ string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "locksim", F: func(t *testing.T) {
 			if opts.bugTable > 0 {
-				os.Exit(bugTable(t, opts))
+				os.Exit(bugTable(t, opts, os.Stdout))
 			}
-			os.Exit(sweep(t, opts))
+			os.Exit(sweep(t, opts, os.Stdout))
 		}}}, nil, nil)
 }
 
@@ -129,8 +130,9 @@ func bugNames() string {
 	return strings.Join(s, ", ")
 }
 
-// sweep runs every selected (scenario, seed) and returns the exit code.
-func sweep(t *testing.T, o options) int {
+// sweep runs every selected (scenario, seed), prints to w and returns the
+// exit code.
+func sweep(t *testing.T, o options, w io.Writer) int {
 	all, err := scenarios.All()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "locksim:", err)
@@ -143,13 +145,13 @@ func sweep(t *testing.T, o options) int {
 		}
 		for seed := o.seedLo; seed <= o.seedHi; seed++ {
 			runs++
-			c := runOne(t, s, seed, o)
+			c := runOne(t, s, seed, o, w)
 			if c != exitOK {
 				bad++
 				code = max(code, c)
 			}
 			if o.stopOn && o.bug != "" && c == exitOK {
-				fmt.Printf("VIOLATION FOUND scenario=%s bug=%s seeds_tried=%d\n", s.Name, o.bug, seed-o.seedLo+1)
+				fmt.Fprintf(w, "VIOLATION FOUND scenario=%s bug=%s seeds_tried=%d\n", s.Name, o.bug, seed-o.seedLo+1)
 				break
 			}
 		}
@@ -158,11 +160,11 @@ func sweep(t *testing.T, o options) int {
 		fmt.Fprintf(os.Stderr, "locksim: no scenario %q\n", o.scenario)
 		return exitCrash
 	}
-	fmt.Printf("%d runs, %d not as expected\n", runs, bad)
+	fmt.Fprintf(w, "%d runs, %d not as expected\n", runs, bad)
 	return code
 }
 
-func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options) int {
+func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options, w io.Writer) int {
 	var out *scenarios.Outcome
 	var runErr error
 	wall := time.Now()
@@ -173,39 +175,45 @@ func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options) int {
 			})
 		})
 	})
+	return printOutcome(w, s, seed, o, out, runErr, time.Since(wall))
+}
+
+// printOutcome prints one run's parameters and verdict and returns its
+// exit code.
+func printOutcome(w io.Writer, s scenarios.Scenario, seed int64, o options, out *scenarios.Outcome, runErr error, wall time.Duration) int {
 	replay := scenarios.ReplayCommand(s.Name, seed, o.bug)
 	if runErr != nil || out == nil {
-		fmt.Printf("SEED=%d scenario=%s CRASH: %v\nreplay: %s\n", seed, s.Name, runErr, replay)
+		fmt.Fprintf(w, "SEED=%d scenario=%s CRASH: %v\nreplay: %s\n", seed, s.Name, runErr, replay)
 		return exitCrash
 	}
 	for _, p := range out.Params {
-		fmt.Printf("%s=%s\n", p.Name, p.Value)
+		fmt.Fprintf(w, "%s=%s\n", p.Name, p.Value)
 	}
 	st := out.Result.Stats
-	fmt.Printf("virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d\n",
-		out.Virtual.Round(time.Millisecond), time.Since(wall).Round(time.Millisecond),
-		out.Virtual.Seconds()/time.Since(wall).Seconds(), st.Ops, st.UnknownOps, st.Grants, st.Inversions)
+	fmt.Fprintf(w, "virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d\n",
+		out.Virtual.Round(time.Millisecond), wall.Round(time.Millisecond),
+		out.Virtual.Seconds()/wall.Seconds(), st.Ops, st.UnknownOps, st.Grants, st.Inversions)
 	if o.bug != "" {
 		// In a bug sweep a violation is the expected outcome.
 		if out.AsExpected {
-			fmt.Printf("CAUGHT %s: %s\nreplay: %s\n", o.bug, out.Result.Violations[0].Message, replay)
+			fmt.Fprintf(w, "CAUGHT %s: %s\nreplay: %s\n", o.bug, out.Result.Violations[0].Message, replay)
 			return exitOK
 		}
-		fmt.Printf("NOT CAUGHT %s (verdict %s)\n", o.bug, out.Result.Verdict)
+		fmt.Fprintf(w, "NOT CAUGHT %s (verdict %s)\n", o.bug, out.Result.Verdict)
 		return exitCorrectness
 	}
 	if out.AsExpected {
-		fmt.Printf("PASSED (verdict %s as expected)\n\n", out.Result.Verdict)
+		fmt.Fprintf(w, "PASSED (verdict %s as expected)\n\n", out.Result.Verdict)
 		return exitOK
 	}
-	fmt.Printf("UNEXPECTED verdict %s (expected %s)\n", out.Result.Verdict, s.Expect.Verdict)
+	fmt.Fprintf(w, "UNEXPECTED verdict %s (expected %s)\n", out.Result.Verdict, s.Expect.Verdict)
 	for _, v := range out.Result.Violations {
-		fmt.Printf("  %s\n", v.Message)
+		fmt.Fprintf(w, "  %s\n", v.Message)
 	}
-	if len(out.Files) > 0 {
-		fmt.Printf("report: %s\n", out.Files[0][:strings.LastIndex(out.Files[0], "/")])
+	if out.Dir != "" {
+		fmt.Fprintf(w, "report: %s\n", out.Dir)
 	}
-	fmt.Printf("replay: %s\n\n", replay)
+	fmt.Fprintf(w, "replay: %s\n\n", replay)
 	return classify(out.Result)
 }
 
@@ -225,9 +233,9 @@ func classify(r checker.Result) int {
 // bugTable measures how many seeds each bug mode's scenario needs to
 // report a violation, over several sweeps with disjoint seed ranges, and
 // prints a Markdown table. A sweep that never catches the bug fails the run.
-func bugTable(t *testing.T, o options) int {
-	fmt.Println("| bug | scenario | seeds to detection, per sweep | first violation (sweep 1) |")
-	fmt.Println("|---|---|---|---|")
+func bugTable(t *testing.T, o options, w io.Writer) int {
+	fmt.Fprintln(w, "| bug | scenario | seeds to detection, per sweep | first violation (sweep 1) |")
+	fmt.Fprintln(w, "|---|---|---|---|")
 	code := exitOK
 	for _, bug := range node.Bugs {
 		s, err := scenarios.ByName(scenarios.BugScenarios[bug])
@@ -261,7 +269,7 @@ func bugTable(t *testing.T, o options) int {
 				counts = append(counts, fmt.Sprint(found))
 			}
 		}
-		fmt.Printf("| %s | %s | %s | %s |\n", bug, s.Name, strings.Join(counts, ", "), first)
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", bug, s.Name, strings.Join(counts, ", "), first)
 	}
 	return code
 }
