@@ -17,13 +17,19 @@ import (
 	"github.com/lockstep/lockstep/sim"
 )
 
+// DefaultResultsDir is where run reports go unless a caller says otherwise,
+// relative to the repository root. It is git-ignored, so runs never touch
+// the curated reports committed under results/sim/, which are written only
+// by naming that directory explicitly.
+const DefaultResultsDir = "results/tmp/sim"
+
 // RunOptions select what a run does besides the scenario itself.
 type RunOptions struct {
 	Seed int64
 	// Bug turns on one deliberate server mistake (bug-mode sweeps).
 	Bug node.Bug
-	// ResultsDir receives the report of an unexpected verdict (or every
-	// run with Persist) under <ResultsDir>/<scenario>/<seed>/.
+	// ResultsDir receives the report of a run that was unexpected or did
+	// not succeed (or of every run with Persist) in RunDir; "" saves none.
 	ResultsDir string
 	Persist    bool
 }

@@ -7,7 +7,12 @@
 //	locksim -scenario leaderCrash -seeds 1..50 -bug local-renew
 //
 // Each run prints SEED= and every derived parameter first, then PASSED, or
-// the verdict, the report directory and the exact command that replays it.
+// the verdict and the exact command that replays it, and "report: DIR" for
+// every run that saved a report: one that did not succeed, was unexpected,
+// or ran with -persist. DIR is <results>/<scenario>/<seed>[-<bug>], with
+// -results defaulting to the git-ignored results/tmp/sim (relative to the
+// working directory, normally the repository root); the committed examples
+// under results/sim/ change only with -results results/sim.
 // Exit codes tell failures apart: 0 every run as expected, 127 the harness
 // crashed, 128 only liveness checks failed, 129 a correctness check failed,
 // 130 a check could not finish (never counted as a pass).
@@ -77,7 +82,7 @@ func main() {
 	testing.Main(func(_, _ string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "locksim", F: func(t *testing.T) {
 			if opts.bugTable > 0 {
-				os.Exit(bugTable(t, opts, os.Stdout))
+				os.Exit(bugTable(t, opts, os.Stdout, os.Stderr))
 			}
 			os.Exit(sweep(t, opts, os.Stdout))
 		}}}, nil, nil)
@@ -92,7 +97,8 @@ func parseFlags(args []string) (options, error) {
 	seed := fs.Int64("seed", 0, "one seed (0: draw one)")
 	seeds := fs.String("seeds", "", "seed range a..b")
 	bug := fs.String("bug", "", "server bug mode: "+bugNames())
-	fs.StringVar(&o.results, "results", "results/sim", "directory for reports of unexpected verdicts")
+	fs.StringVar(&o.results, "results", scenarios.DefaultResultsDir,
+		"reports go to `dir`/<scenario>/<seed>[-<bug>]/; the default is git-ignored, give results/sim to update the committed examples")
 	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
 	fs.BoolVar(&o.stopOn, "stop-on-violation", false, "with -bug: stop a scenario's sweep at its first violation")
 	fs.IntVar(&o.bugTable, "bug-table", 0, "run N sweeps of every bug mode on its scenario and print seeds-to-detection")
@@ -193,26 +199,37 @@ func printOutcome(w io.Writer, s scenarios.Scenario, seed int64, o options, out 
 	fmt.Fprintf(w, "virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d\n",
 		out.Virtual.Round(time.Millisecond), wall.Round(time.Millisecond),
 		out.Virtual.Seconds()/wall.Seconds(), st.Ops, st.UnknownOps, st.Grants, st.Inversions)
+	// Every saved report is named, whatever the verdict, so nobody has to
+	// guess the directory layout.
+	printDir := func() {
+		if out.Dir != "" {
+			fmt.Fprintf(w, "report: %s\n", out.Dir)
+		}
+	}
 	if o.bug != "" {
 		// In a bug sweep a violation is the expected outcome.
 		if out.AsExpected {
-			fmt.Fprintf(w, "CAUGHT %s: %s\nreplay: %s\n", o.bug, out.Result.Violations[0].Message, replay)
+			fmt.Fprintf(w, "CAUGHT %s: %s\n", o.bug, out.Result.Violations[0].Message)
+			printDir()
+			fmt.Fprintf(w, "replay: %s\n\n", replay)
 			return exitOK
 		}
 		fmt.Fprintf(w, "NOT CAUGHT %s (verdict %s)\n", o.bug, out.Result.Verdict)
+		printDir()
+		fmt.Fprintln(w)
 		return exitCorrectness
 	}
 	if out.AsExpected {
-		fmt.Fprintf(w, "PASSED (verdict %s as expected)\n\n", out.Result.Verdict)
+		fmt.Fprintf(w, "PASSED (verdict %s as expected)\n", out.Result.Verdict)
+		printDir()
+		fmt.Fprintln(w)
 		return exitOK
 	}
 	fmt.Fprintf(w, "UNEXPECTED verdict %s (expected %s)\n", out.Result.Verdict, s.Expect.Verdict)
 	for _, v := range out.Result.Violations {
 		fmt.Fprintf(w, "  %s\n", v.Message)
 	}
-	if out.Dir != "" {
-		fmt.Fprintf(w, "report: %s\n", out.Dir)
-	}
+	printDir()
 	fmt.Fprintf(w, "replay: %s\n\n", replay)
 	return classify(out.Result)
 }
@@ -232,8 +249,9 @@ func classify(r checker.Result) int {
 
 // bugTable measures how many seeds each bug mode's scenario needs to
 // report a violation, over several sweeps with disjoint seed ranges, and
-// prints a Markdown table. A sweep that never catches the bug fails the run.
-func bugTable(t *testing.T, o options, w io.Writer) int {
+// prints a Markdown table to w (report directories go to diag, keeping w
+// a clean table). A sweep that never catches the bug fails the run.
+func bugTable(t *testing.T, o options, w, diag io.Writer) int {
 	fmt.Fprintln(w, "| bug | scenario | seeds to detection, per sweep | first violation (sweep 1) |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	code := exitOK
@@ -255,6 +273,9 @@ func bugTable(t *testing.T, o options, w io.Writer) int {
 						out, _ = scenarios.Run(context.Background(), s, scenarios.RunOptions{Seed: seed, Bug: bug, ResultsDir: o.results})
 					})
 				})
+				if out != nil && out.Dir != "" {
+					fmt.Fprintf(diag, "report: %s\n", out.Dir)
+				}
 				if out != nil && out.AsExpected {
 					found = seed - start + 1
 					if first == "" {
