@@ -27,7 +27,8 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-# All scenarios on the fixed CI seeds, verbose.
+# All scenarios on the fixed CI seeds, verbose. Reports of failing runs go
+# to the git-ignored results/tmp/sim/ (each printed as "report: DIR").
 sim:
 	$(GO) run ./cmd/locksim -all -seeds 1..10
 
@@ -36,6 +37,7 @@ sim-sweep:
 	$(GO) run ./cmd/locksim -all -seeds 1..$(SEEDS) $(if $(SCENARIO),-scenario $(SCENARIO))
 
 # Seeds-to-detection for every bug mode: 5 sweeps of up to 50 seeds each.
+# Regenerates the committed table; the runs' reports go to results/tmp/sim/.
 sim-bugs:
 	$(GO) run ./cmd/locksim -bug-table 5 -bug-seeds 50 | tee results/sim/bug-table.md
 

@@ -17,13 +17,19 @@ import (
 	"github.com/lockstep/lockstep/sim"
 )
 
+// DefaultResultsDir is where run reports go unless a caller says otherwise,
+// relative to the repository root. It is git-ignored, so runs never touch
+// the curated reports committed under results/sim/, which are written only
+// by naming that directory explicitly.
+const DefaultResultsDir = "results/tmp/sim"
+
 // RunOptions select what a run does besides the scenario itself.
 type RunOptions struct {
 	Seed int64
 	// Bug turns on one deliberate server mistake (bug-mode sweeps).
 	Bug node.Bug
-	// ResultsDir receives the report of an unexpected verdict (or every
-	// run with Persist) under <ResultsDir>/<scenario>/<seed>/.
+	// ResultsDir receives the report of a run that was unexpected or did
+	// not succeed (or of every run with Persist) in RunDir; "" saves none.
 	ResultsDir string
 	Persist    bool
 }
@@ -41,7 +47,9 @@ type Outcome struct {
 	AsExpected bool          `json:"as_expected"`
 	Virtual    time.Duration `json:"virtual_ns"`
 	Network    sim.Stats     `json:"network"`
-	Files      []string      `json:"files,omitempty"`
+	// Dir is the directory the report was saved in; empty if none was.
+	Dir   string   `json:"dir,omitempty"`
+	Files []string `json:"files,omitempty"`
 }
 
 // Param is one derived run parameter, printed before the run starts.
@@ -201,11 +209,7 @@ func (o *Outcome) save(ctx context.Context, opts RunOptions, h *checker.History,
 	if opts.ResultsDir == "" {
 		return nil
 	}
-	name := fmt.Sprint(o.Seed)
-	if o.Bug != "" {
-		name += "-" + string(o.Bug)
-	}
-	dir := filepath.Join(opts.ResultsDir, o.Scenario, name)
+	dir := RunDir(opts.ResultsDir, o.Scenario, o.Seed, o.Bug)
 	files, err := checker.WriteReport(ctx, dir, h, o.Result, checker.ReportOptions{Always: true})
 	if err != nil {
 		return err
@@ -225,8 +229,18 @@ func (o *Outcome) save(ctx context.Context, opts RunOptions, h *checker.History,
 	if err := write("network-events.json", net.Events()); err != nil {
 		return err
 	}
-	o.Files = files
+	o.Dir, o.Files = dir, files
 	return nil
+}
+
+// RunDir is where a run's report goes: <resultsDir>/<scenario>/<seed>, with
+// -<bug> appended for a bug-mode run.
+func RunDir(resultsDir, scenario string, seed int64, bug node.Bug) string {
+	name := fmt.Sprint(seed)
+	if bug != "" {
+		name += "-" + string(bug)
+	}
+	return filepath.Join(resultsDir, scenario, name)
 }
 
 // ReplayCommand is the one command that re-runs a seed.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +19,9 @@ var (
 	seedsFlag    = flag.String("seeds", "1..2", "seed range a..b for TestScenarios")
 	scenarioFlag = flag.String("scenario", "", "run only this scenario")
 	bugSeeds     = flag.Int("bug-seeds", 6, "seeds tried per bug mode before TestBugModes gives up")
-	resultsFlag  = flag.String("results", "../results/sim", "where failing runs are written")
+	// The default is the git-ignored run directory, never the committed
+	// examples: this test saves every failing verdict, expected or not.
+	resultsFlag = flag.String("results", filepath.Join("..", DefaultResultsDir), "where reports of failing runs are written")
 )
 
 func seedRange(t *testing.T, s string) (int64, int64) {
@@ -95,5 +99,34 @@ func TestBugModes(t *testing.T) {
 			}
 			t.Errorf("bug %s not caught by %s in %d seeds", bug, s.Name, *bugSeeds)
 		})
+	}
+}
+
+// TestResultsDefaultIsIgnored: goal — the package's own test runs cannot
+// dirty the checkout: the -results default (where expected failures such
+// as shardDataLoss are saved on every run) is git-ignored and holds no
+// committed file. Method: ask git about a report file the default would
+// produce; a tracked file is never reported ignored. Skipped without git.
+func TestResultsDefaultIsIgnored(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	if err := exec.Command("git", "rev-parse", "--show-toplevel").Run(); err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	def, err := filepath.Abs(flag.Lookup("results").DefValue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(RunDir(def, "leaderCrash", 1, "local-renew"), "verdict.json")
+	if err := exec.Command("git", "check-ignore", "-q", probe).Run(); err != nil {
+		t.Errorf("%s is not git-ignored (git check-ignore: %v)", probe, err)
+	}
+	tracked, err := exec.Command("git", "ls-files", "--", def).Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	if len(tracked) > 0 {
+		t.Errorf("default -results %s holds committed files:\n%s", def, tracked)
 	}
 }

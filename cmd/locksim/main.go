@@ -7,7 +7,12 @@
 //	locksim -scenario leaderCrash -seeds 1..50 -bug local-renew
 //
 // Each run prints SEED= and every derived parameter first, then PASSED, or
-// the verdict, the report directory and the exact command that replays it.
+// the verdict and the exact command that replays it, and "report: DIR" for
+// every run that saved a report: one that did not succeed, was unexpected,
+// or ran with -persist. DIR is <results>/<scenario>/<seed>[-<bug>], with
+// -results defaulting to the git-ignored results/tmp/sim (relative to the
+// working directory, normally the repository root); the committed examples
+// under results/sim/ change only with -results results/sim.
 // Exit codes tell failures apart: 0 every run as expected, 127 the harness
 // crashed, 128 only liveness checks failed, 129 a correctness check failed,
 // 130 a check could not finish (never counted as a pass).
@@ -17,6 +22,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -76,9 +82,9 @@ func main() {
 	testing.Main(func(_, _ string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "locksim", F: func(t *testing.T) {
 			if opts.bugTable > 0 {
-				os.Exit(bugTable(t, opts))
+				os.Exit(bugTable(t, opts, os.Stdout, os.Stderr))
 			}
-			os.Exit(sweep(t, opts))
+			os.Exit(sweep(t, opts, os.Stdout))
 		}}}, nil, nil)
 }
 
@@ -91,7 +97,8 @@ func parseFlags(args []string) (options, error) {
 	seed := fs.Int64("seed", 0, "one seed (0: draw one)")
 	seeds := fs.String("seeds", "", "seed range a..b")
 	bug := fs.String("bug", "", "server bug mode: "+bugNames())
-	fs.StringVar(&o.results, "results", "results/sim", "directory for reports of unexpected verdicts")
+	fs.StringVar(&o.results, "results", scenarios.DefaultResultsDir,
+		"reports go to `dir`/<scenario>/<seed>[-<bug>]/; the default is git-ignored, give results/sim to update the committed examples")
 	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
 	fs.BoolVar(&o.stopOn, "stop-on-violation", false, "with -bug: stop a scenario's sweep at its first violation")
 	fs.IntVar(&o.bugTable, "bug-table", 0, "run N sweeps of every bug mode on its scenario and print seeds-to-detection")
@@ -129,8 +136,9 @@ func bugNames() string {
 	return strings.Join(s, ", ")
 }
 
-// sweep runs every selected (scenario, seed) and returns the exit code.
-func sweep(t *testing.T, o options) int {
+// sweep runs every selected (scenario, seed), prints to w and returns the
+// exit code.
+func sweep(t *testing.T, o options, w io.Writer) int {
 	all, err := scenarios.All()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "locksim:", err)
@@ -143,13 +151,13 @@ func sweep(t *testing.T, o options) int {
 		}
 		for seed := o.seedLo; seed <= o.seedHi; seed++ {
 			runs++
-			c := runOne(t, s, seed, o)
+			c := runOne(t, s, seed, o, w)
 			if c != exitOK {
 				bad++
 				code = max(code, c)
 			}
 			if o.stopOn && o.bug != "" && c == exitOK {
-				fmt.Printf("VIOLATION FOUND scenario=%s bug=%s seeds_tried=%d\n", s.Name, o.bug, seed-o.seedLo+1)
+				fmt.Fprintf(w, "VIOLATION FOUND scenario=%s bug=%s seeds_tried=%d\n", s.Name, o.bug, seed-o.seedLo+1)
 				break
 			}
 		}
@@ -158,11 +166,11 @@ func sweep(t *testing.T, o options) int {
 		fmt.Fprintf(os.Stderr, "locksim: no scenario %q\n", o.scenario)
 		return exitCrash
 	}
-	fmt.Printf("%d runs, %d not as expected\n", runs, bad)
+	fmt.Fprintf(w, "%d runs, %d not as expected\n", runs, bad)
 	return code
 }
 
-func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options) int {
+func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options, w io.Writer) int {
 	var out *scenarios.Outcome
 	var runErr error
 	wall := time.Now()
@@ -173,39 +181,56 @@ func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options) int {
 			})
 		})
 	})
+	return printOutcome(w, s, seed, o, out, runErr, time.Since(wall))
+}
+
+// printOutcome prints one run's parameters and verdict and returns its
+// exit code.
+func printOutcome(w io.Writer, s scenarios.Scenario, seed int64, o options, out *scenarios.Outcome, runErr error, wall time.Duration) int {
 	replay := scenarios.ReplayCommand(s.Name, seed, o.bug)
 	if runErr != nil || out == nil {
-		fmt.Printf("SEED=%d scenario=%s CRASH: %v\nreplay: %s\n", seed, s.Name, runErr, replay)
+		fmt.Fprintf(w, "SEED=%d scenario=%s CRASH: %v\nreplay: %s\n", seed, s.Name, runErr, replay)
 		return exitCrash
 	}
 	for _, p := range out.Params {
-		fmt.Printf("%s=%s\n", p.Name, p.Value)
+		fmt.Fprintf(w, "%s=%s\n", p.Name, p.Value)
 	}
 	st := out.Result.Stats
-	fmt.Printf("virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d\n",
-		out.Virtual.Round(time.Millisecond), time.Since(wall).Round(time.Millisecond),
-		out.Virtual.Seconds()/time.Since(wall).Seconds(), st.Ops, st.UnknownOps, st.Grants, st.Inversions)
+	fmt.Fprintf(w, "virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d\n",
+		out.Virtual.Round(time.Millisecond), wall.Round(time.Millisecond),
+		out.Virtual.Seconds()/wall.Seconds(), st.Ops, st.UnknownOps, st.Grants, st.Inversions)
+	// Every saved report is named, whatever the verdict, so nobody has to
+	// guess the directory layout.
+	printDir := func() {
+		if out.Dir != "" {
+			fmt.Fprintf(w, "report: %s\n", out.Dir)
+		}
+	}
 	if o.bug != "" {
 		// In a bug sweep a violation is the expected outcome.
 		if out.AsExpected {
-			fmt.Printf("CAUGHT %s: %s\nreplay: %s\n", o.bug, out.Result.Violations[0].Message, replay)
+			fmt.Fprintf(w, "CAUGHT %s: %s\n", o.bug, out.Result.Violations[0].Message)
+			printDir()
+			fmt.Fprintf(w, "replay: %s\n\n", replay)
 			return exitOK
 		}
-		fmt.Printf("NOT CAUGHT %s (verdict %s)\n", o.bug, out.Result.Verdict)
+		fmt.Fprintf(w, "NOT CAUGHT %s (verdict %s)\n", o.bug, out.Result.Verdict)
+		printDir()
+		fmt.Fprintln(w)
 		return exitCorrectness
 	}
 	if out.AsExpected {
-		fmt.Printf("PASSED (verdict %s as expected)\n\n", out.Result.Verdict)
+		fmt.Fprintf(w, "PASSED (verdict %s as expected)\n", out.Result.Verdict)
+		printDir()
+		fmt.Fprintln(w)
 		return exitOK
 	}
-	fmt.Printf("UNEXPECTED verdict %s (expected %s)\n", out.Result.Verdict, s.Expect.Verdict)
+	fmt.Fprintf(w, "UNEXPECTED verdict %s (expected %s)\n", out.Result.Verdict, s.Expect.Verdict)
 	for _, v := range out.Result.Violations {
-		fmt.Printf("  %s\n", v.Message)
+		fmt.Fprintf(w, "  %s\n", v.Message)
 	}
-	if len(out.Files) > 0 {
-		fmt.Printf("report: %s\n", out.Files[0][:strings.LastIndex(out.Files[0], "/")])
-	}
-	fmt.Printf("replay: %s\n\n", replay)
+	printDir()
+	fmt.Fprintf(w, "replay: %s\n\n", replay)
 	return classify(out.Result)
 }
 
@@ -224,10 +249,11 @@ func classify(r checker.Result) int {
 
 // bugTable measures how many seeds each bug mode's scenario needs to
 // report a violation, over several sweeps with disjoint seed ranges, and
-// prints a Markdown table. A sweep that never catches the bug fails the run.
-func bugTable(t *testing.T, o options) int {
-	fmt.Println("| bug | scenario | seeds to detection, per sweep | first violation (sweep 1) |")
-	fmt.Println("|---|---|---|---|")
+// prints a Markdown table to w (report directories go to diag, keeping w
+// a clean table). A sweep that never catches the bug fails the run.
+func bugTable(t *testing.T, o options, w, diag io.Writer) int {
+	fmt.Fprintln(w, "| bug | scenario | seeds to detection, per sweep | first violation (sweep 1) |")
+	fmt.Fprintln(w, "|---|---|---|---|")
 	code := exitOK
 	for _, bug := range node.Bugs {
 		s, err := scenarios.ByName(scenarios.BugScenarios[bug])
@@ -247,6 +273,9 @@ func bugTable(t *testing.T, o options) int {
 						out, _ = scenarios.Run(context.Background(), s, scenarios.RunOptions{Seed: seed, Bug: bug, ResultsDir: o.results})
 					})
 				})
+				if out != nil && out.Dir != "" {
+					fmt.Fprintf(diag, "report: %s\n", out.Dir)
+				}
 				if out != nil && out.AsExpected {
 					found = seed - start + 1
 					if first == "" {
@@ -261,7 +290,7 @@ func bugTable(t *testing.T, o options) int {
 				counts = append(counts, fmt.Sprint(found))
 			}
 		}
-		fmt.Printf("| %s | %s | %s | %s |\n", bug, s.Name, strings.Join(counts, ", "), first)
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", bug, s.Name, strings.Join(counts, ", "), first)
 	}
 	return code
 }

@@ -12,19 +12,34 @@ import (
 )
 
 // AcquireOptions parameterise Client.Acquire.
+//
+// Validity of the returned lease: the server grants somewhere between the
+// first send and the reply, and its expires_in counts from the log time at
+// which the reply was decided, so first send + expires_in − margin is a
+// safe lower bound on the server's expiry (reply arrival + expires_in is
+// not). For a try-lock that bound is tight. A request that waited in the
+// queue may have been granted long after its send, leaving the bound short
+// or already past: whenever less than TTL/2 of it remains (or the reply has
+// no expires_in), Acquire renews once before returning and validity counts
+// from that renew's send instead. If that renew fails, Acquire keeps the
+// first-send validity while some remains, else it returns an error matching
+// ErrNotHolder or ErrLeaseExpired (the server's lease then lapses within
+// its TTL). Acquire never returns a lease that is already invalid.
 type AcquireOptions struct {
 	// TTL is the lease time-to-live; at least 1ms (the wire unit).
 	TTL time.Duration
 	// Mode is exclusive or shared; empty lets the server choose (exclusive).
 	Mode api.Mode
 	// Wait is how long the server may queue the request; 0 is a try-lock.
+	// A grant after more than about TTL/2 of waiting costs one renew (above).
 	Wait time.Duration
 	// RequestID makes the acquire idempotent across retries. Empty: a fresh
 	// random 128-bit hex id, reused by every retry of this call.
 	RequestID string
 	// Policy is fifo or throughput; empty lets the server choose.
 	Policy api.Policy
-	// KeepAlive renews the lease every TTL/2 until it is released or lost.
+	// KeepAlive renews the lease until it is released or lost, each time
+	// half the TTL after the send its current validity counts from.
 	KeepAlive bool
 }
 
@@ -44,7 +59,8 @@ func (o AcquireOptions) validate(resource string) error {
 	return nil
 }
 
-// Acquire asks for a lease on resource. A busy lock yields a
+// Acquire asks for a lease on resource and returns it valid (see
+// AcquireOptions for how validity is counted). A busy lock yields a
 // *NotGrantedError (errors.Is ErrNotGranted); a 4xx yields an *APIError.
 // Transient failures are retried across endpoints with the same request id
 // and the wait that remains, so a grant whose reply was lost is returned by
@@ -59,7 +75,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 		requestID = newID()
 	}
 	// Validity counts from the first send: the server cannot have granted
-	// earlier, whichever attempt's reply arrives.
+	// earlier, whichever attempt's reply arrives (see AcquireOptions).
 	sent := c.now()
 	var resp api.AcquireResponse
 	err := c.retry(ctx, "acquire", func(ctx context.Context, endpoint string) error {
@@ -91,20 +107,63 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 	if !resp.Granted {
 		return nil, &NotGrantedError{Resource: resource, QueuePosition: resp.QueuePosition}
 	}
-	if resp.LeaseID == "" || resp.ExpiresIn <= 0 {
+	// A missing expires_in (0) only means the validity is unknown; the
+	// confirming renew below settles it.
+	if resp.LeaseID == "" || resp.ExpiresIn < 0 {
 		return nil, fmt.Errorf("lockstep: acquire %q: malformed grant (lease %q, expires_in %dms)", resource, resp.LeaseID, resp.ExpiresIn)
 	}
-	mode := cmp.Or(resp.Mode, opts.Mode, api.Exclusive)
-	return newLease(c, leaseGrant{
-		resource:   resource,
-		id:         resp.LeaseID,
-		mode:       mode,
-		token:      resp.FencingToken,
-		ttl:        opts.TTL,
-		validUntil: c.validUntil(sent, resp.ExpiresIn),
-		keepAlive:  opts.KeepAlive,
-		ctx:        ctx,
-	}), nil
+	g := leaseGrant{
+		resource:  resource,
+		id:        resp.LeaseID,
+		mode:      cmp.Or(resp.Mode, opts.Mode, api.Exclusive),
+		token:     resp.FencingToken,
+		ttl:       opts.TTL,
+		validFrom: sent,
+		granted:   msDuration(resp.ExpiresIn),
+		keepAlive: opts.KeepAlive,
+		ctx:       ctx,
+	}
+	g.validUntil = c.validUntil(sent, resp.ExpiresIn)
+	// Under TTL/2 left, a keep-alive would already be due and a caller
+	// without one would get a lease that is (nearly) over: renew first.
+	if g.validUntil.Sub(c.now()) < opts.TTL/2 {
+		if g, err = c.confirm(ctx, g); err != nil {
+			return nil, fmt.Errorf("lockstep: acquire %q: %w", resource, err)
+		}
+	}
+	return newLease(c, g), nil
+}
+
+// confirm renews a fresh grant whose validity counted from the first send
+// is short or unknown (typically after a wait in the queue), so validity
+// counts from the renew's send instead. When the renew fails, the grant
+// keeps its first-send validity if some is left; otherwise it is reported
+// lost (never handed out already expired).
+func (c *Client) confirm(ctx context.Context, g leaseGrant) (leaseGrant, error) {
+	c.log.Debug("lockstep: renewing a grant with little validity left",
+		"resource", g.resource, "lease_id", g.id, "valid_for", g.validUntil.Sub(c.now()))
+	resp, sent, err := c.renew(ctx, g.resource, g.id, 0)
+	switch {
+	case err == nil:
+		g.validFrom, g.granted = sent, msDuration(resp.ExpiresIn)
+		g.validUntil = c.validUntil(sent, resp.ExpiresIn)
+		g.token = cmp.Or(resp.FencingToken, g.token)
+	case errors.Is(err, ErrNotHolder):
+		return g, fmt.Errorf("granted lease %s lost before use: %w", g.id, err)
+	default:
+		g.lastRenewErr = err
+	}
+	if !c.now().Before(g.validUntil) {
+		if err != nil {
+			return g, fmt.Errorf("granted lease %s could not be confirmed: %w (last renew error: %w)", g.id, ErrLeaseExpired, err)
+		}
+		return g, fmt.Errorf("granted lease %s: %w", g.id, ErrLeaseExpired)
+	}
+	if err != nil {
+		c.log.Warn("lockstep: confirming renew failed; keeping the validity counted from the acquire",
+			"resource", g.resource, "lease_id", g.id, "err", err)
+	}
+	return g, nil
 }
 
 // remainingWait is what is left of wait after elapsed. A blocking acquire

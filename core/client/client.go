@@ -2,6 +2,12 @@
 // HTTP/JSON contract of package api, retries transient failures across all
 // endpoints with idempotent request ids, and judges lease validity
 // conservatively on the client's own monotonic clock.
+//
+// Validity counts from the send of the request that granted or last renewed
+// the lease, never from the reply: the server may have applied it at any
+// moment in between. After an acquire that waited in the queue, that send
+// can lie so far back that little or no validity is left, so Acquire then
+// renews once and counts from the renew (see AcquireOptions).
 package client
 
 import (
@@ -168,6 +174,9 @@ func (c *Client) margin(expiresIn time.Duration) time.Duration {
 // earlier than that, so the lease cannot have expired before this instant
 // (modulo drift, which the margin absorbs).
 func (c *Client) validUntil(sent time.Time, expiresInMs int64) time.Time {
-	expiresIn := time.Duration(expiresInMs) * time.Millisecond
+	expiresIn := msDuration(expiresInMs)
 	return sent.Add(expiresIn - c.margin(expiresIn))
 }
+
+// msDuration converts a wire duration in milliseconds.
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

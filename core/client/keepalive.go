@@ -5,13 +5,14 @@ import (
 	"time"
 )
 
-// keepAlive renews the lease every TTL/2 until ctx ends, which happens on
-// Release or when the lease is lost. Transient failures are retried with
-// backoff; they cannot go on forever because the expiry timer declares the
-// lease lost at ValidUntil, cancelling ctx.
+// keepAlive renews the lease TTL/2 after the send its validity counts
+// from, until ctx ends, which happens on Release or when the lease is lost.
+// Transient failures are retried with backoff; they cannot go on forever
+// because the expiry timer declares the lease lost at ValidUntil,
+// cancelling ctx.
 func (l *Lease) keepAlive(ctx context.Context) {
 	defer close(l.keepAliveDone)
-	timer := time.NewTimer(l.renewInterval())
+	timer := time.NewTimer(l.untilRenewDue())
 	defer timer.Stop()
 	failures := 0
 	for {
@@ -24,7 +25,7 @@ func (l *Lease) keepAlive(ctx context.Context) {
 		switch {
 		case err == nil:
 			failures = 0
-			timer.Reset(l.renewInterval())
+			timer.Reset(l.untilRenewDue())
 		case ctx.Err() != nil || l.Err() != nil:
 			return
 		default:
@@ -35,11 +36,15 @@ func (l *Lease) keepAlive(ctx context.Context) {
 	}
 }
 
-// renewInterval is half the lease's current TTL.
-func (l *Lease) renewInterval() time.Duration {
+// untilRenewDue is how long until the next renewal: half the TTL (or of
+// the last expires_in, if shorter) after the send that validity counts
+// from. Counting from that send rather than from the reply keeps the
+// renewal well before ValidUntil when the grant or renew took long.
+func (l *Lease) untilRenewDue() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.ttl / 2
+	due := l.validFrom.Add(min(l.ttl, l.granted) / 2)
+	return max(due.Sub(l.c.now()), 0)
 }
 
 // stopKeepAlive cancels the keep-alive and waits for its goroutine to exit.

@@ -14,8 +14,9 @@ import (
 
 // Lease is a granted lock. Its validity is judged on the client's clock:
 // it ends at ValidUntil, the first send of the acquire (or of the last
-// successful renew) plus expires_in minus the safety margin. A client that
-// was paused therefore learns that it may no longer hold the lock.
+// successful renew, including the one Acquire makes after a long wait)
+// plus expires_in minus the safety margin. A client that was paused
+// therefore learns that it may no longer hold the lock.
 type Lease struct {
 	c        *Client
 	resource string
@@ -26,10 +27,14 @@ type Lease struct {
 	// renewal the server applied last.
 	renewMu sync.Mutex
 
-	mu           sync.Mutex
-	token        uint64
-	ttl          time.Duration
-	validUntil   time.Time
+	mu         sync.Mutex
+	token      uint64
+	ttl        time.Duration
+	validUntil time.Time
+	// validFrom is the send instant validUntil counts from and granted the
+	// expires_in it adds; the keep-alive schedules the next renew from them.
+	validFrom    time.Time
+	granted      time.Duration
 	lastRenewErr error // last transient renew failure, reported on expiry
 	err          error // why the lease was lost; nil while held
 	lost         chan struct{}
@@ -46,13 +51,16 @@ type Lease struct {
 
 // leaseGrant carries what Acquire learnt into newLease.
 type leaseGrant struct {
-	resource   string
-	id         string
-	mode       api.Mode
-	token      uint64
-	ttl        time.Duration
-	validUntil time.Time
-	keepAlive  bool
+	resource     string
+	id           string
+	mode         api.Mode
+	token        uint64
+	ttl          time.Duration
+	validFrom    time.Time
+	granted      time.Duration
+	validUntil   time.Time
+	lastRenewErr error
+	keepAlive    bool
 	// ctx is the acquire context; the keep-alive keeps its values but not
 	// its cancellation, which only bounds the acquire.
 	ctx context.Context
@@ -60,14 +68,17 @@ type leaseGrant struct {
 
 func newLease(c *Client, g leaseGrant) *Lease {
 	l := &Lease{
-		c:          c,
-		resource:   g.resource,
-		id:         g.id,
-		mode:       g.mode,
-		token:      g.token,
-		ttl:        g.ttl,
-		validUntil: g.validUntil,
-		lost:       make(chan struct{}),
+		c:            c,
+		resource:     g.resource,
+		id:           g.id,
+		mode:         g.mode,
+		token:        g.token,
+		ttl:          g.ttl,
+		validUntil:   g.validUntil,
+		validFrom:    g.validFrom,
+		granted:      g.granted,
+		lastRenewErr: g.lastRenewErr,
+		lost:         make(chan struct{}),
 	}
 	var keepAliveCtx context.Context
 	if g.keepAlive {
@@ -180,19 +191,11 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
-	sent := l.c.now()
-	req := request{
-		method:  http.MethodPost,
-		path:    api.PathRenew,
-		body:    api.RenewRequest{Resource: l.resource, LeaseID: l.id, TTL: ttl.Milliseconds()},
-		timeout: l.c.attemptTimeout,
-	}
-	resp, err := call[api.RenewResponse](ctx, l.c, "renew", req)
+	resp, sent, err := l.c.renew(ctx, l.resource, l.id, ttl)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
-		err = fmt.Errorf("lockstep: renew %q lease %s: %w", l.resource, l.id, err)
 		if errors.Is(err, ErrNotHolder) {
 			if l.err == nil {
 				l.loseLocked(err)
@@ -207,11 +210,29 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 		return l.err
 	}
 	l.validUntil = l.c.validUntil(sent, resp.ExpiresIn)
+	l.validFrom, l.granted = sent, msDuration(resp.ExpiresIn)
 	l.token = cmp.Or(resp.FencingToken, l.token)
 	l.ttl = cmp.Or(ttl, l.ttl)
 	l.lastRenewErr = nil
 	l.expiry.Reset(l.validUntil.Sub(l.c.now()))
 	return nil
+}
+
+// renew sends one renew of lease id (with retries) and returns the reply
+// and the instant it was first sent, which the new validity counts from.
+func (c *Client) renew(ctx context.Context, resource, id string, ttl time.Duration) (api.RenewResponse, time.Time, error) {
+	sent := c.now()
+	req := request{
+		method:  http.MethodPost,
+		path:    api.PathRenew,
+		body:    api.RenewRequest{Resource: resource, LeaseID: id, TTL: ttl.Milliseconds()},
+		timeout: c.attemptTimeout,
+	}
+	resp, err := call[api.RenewResponse](ctx, c, "renew", req)
+	if err != nil {
+		return resp, sent, fmt.Errorf("lockstep: renew %q lease %s: %w", resource, id, err)
+	}
+	return resp, sent, nil
 }
 
 // Release stops the keep-alive and releases the lease. Releasing a lease
