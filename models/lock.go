@@ -135,7 +135,9 @@ func NewLockNondeterministic(opts LockOptions) porcupine.NondeterministicModel {
 // first; the choices of the reference, each detailed where it is made:
 //   - "not granted" is always legal and its LogTime is ignored;
 //   - an unknown acquire adds a phantom that never blocks a grant and may
-//     only be revealed later by a status;
+//     only be revealed later by a status; a revealed phantom is never
+//     certainly live (the server releases a grant it could not deliver)
+//     until an acquire delivers it to a client;
 //   - an unknown release branches (released or not); an unknown renew
 //     branches (unchanged, or extended to an unknown expiry: "open");
 //   - a grant reported after it was made (ExpiresAt-TTL < LogTime: a

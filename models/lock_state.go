@@ -44,6 +44,13 @@ type lease struct {
 	// some unknown log time: it is never certainly live, yet still
 	// certainly dead after its expiry (unless Open).
 	MaybeGone bool
+	// Undelivered marks a lease only a status revealed (the grant of an
+	// acquire whose outcome is unknown): no client was told of it, and
+	// the server releases such an orphan when it learns the request's node
+	// died before delivering it, at a log time no operation records. Like
+	// MaybeGone it is never certainly live; unlike it, a status listing it
+	// does not clear it, only its delivery to a client does.
+	Undelivered bool
 }
 
 // lockState is the model's knowledge about one resource. It is immutable:
@@ -74,7 +81,7 @@ type lockSpec struct {
 }
 
 func (sp lockSpec) certainlyLive(l lease, now int64) bool {
-	return !l.MaybeGone && l.ExpiresAt > now+sp.slack
+	return !l.MaybeGone && !l.Undelivered && l.ExpiresAt > now+sp.slack
 }
 
 func (sp lockSpec) certainlyExpired(l lease, now int64) bool {
@@ -224,10 +231,13 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 	}
 	l := lease{ID: out.LeaseID, Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAt, TTL: in.TTL}
 	if i := n.find(l.ID); i >= 0 {
-		if k := n.leases[i]; k.Token != l.Token || k.Mode != l.Mode {
+		k := n.leases[i]
+		if k.Token != l.Token || k.Mode != l.Mode {
 			return nil, fmt.Errorf("%w: %s reported %s#%d, known %s#%d", errTokenMismatch, l.ID, shortMode(l.Mode), l.Token, shortMode(k.Mode), k.Token)
 		}
-		return []lockState{n}, nil // already known (a status revealed it)
+		// Already known (a status revealed it); now a client holds it.
+		k.Undelivered = false
+		return []lockState{n.with(k)}, nil
 	}
 	if slices.ContainsFunc(n.leases, func(o lease) bool { return o.Token == l.Token }) {
 		return nil, fmt.Errorf("%w: %s shares #%d", errTokenOrder, l.ID, l.Token)
@@ -326,7 +336,7 @@ func (sp lockSpec) notHolder(s lockState, id string, logTime int64) ([]lockState
 		if i < 0 {
 			return []lockState{s}, nil
 		}
-		if s.leases[i].MaybeGone {
+		if s.leases[i].MaybeGone || s.leases[i].Undelivered {
 			// It may have been released at any log time, which the
 			// answer then reflects: nothing to deduce about log time.
 			return []lockState{s.without(i)}, nil
@@ -423,7 +433,7 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 		// Later grants come after this phantom in log order, so they must
 		// exceed its token too.
 		n.tokenFloor = max(n.tokenFloor, h.Token+1)
-		next = append(next, lease{ID: id, Mode: normalizeMode(h.Mode), Token: h.Token, ExpiresAt: h.ExpiresAt})
+		next = append(next, lease{ID: id, Mode: normalizeMode(h.Mode), Token: h.Token, ExpiresAt: h.ExpiresAt, Undelivered: true})
 	}
 	slices.SortFunc(next, func(a, b lease) int { return cmp.Compare(a.ID, b.ID) })
 	n.leases = next
@@ -446,7 +456,7 @@ func (s lockState) hash() uint64 {
 		h.add(l.Token)
 		h.add(uint64(l.ExpiresAt))
 		h.add(uint64(l.TTL))
-		h.add(uint64(boolBit(l.Open) | boolBit(l.MaybeGone)<<1))
+		h.add(uint64(boolBit(l.Open) | boolBit(l.MaybeGone)<<1 | boolBit(l.Undelivered)<<2))
 	}
 	return uint64(h)
 }
@@ -478,7 +488,7 @@ func (s lockState) String() string {
 			bound = "≥"
 		}
 		doubt := ""
-		if l.MaybeGone {
+		if l.MaybeGone || l.Undelivered {
 			doubt = "?"
 		}
 		parts[i] = fmt.Sprintf("%s%s:%s#%d%s%s", doubt, l.ID, shortMode(l.Mode), l.Token, bound, fmtTime(l.ExpiresAt))

@@ -224,6 +224,16 @@ func TestLockHistories(t *testing.T) {
 			op(2, 7*sec, 8*sec, acq("c", Exclusive, sec), LockOutput{LogTime: 7 * sec}),
 			op(2, 21*sec, 22*sec, acq("c", Exclusive, sec), grant("L2", 8, 21*sec, 22*sec)),
 		}},
+		{"a revealed phantom may be released as an orphan", true, []porcupine.Operation{
+			op(0, 0, 0, acq("a", Exclusive, 20*sec), unknown()),
+			op(1, 5*sec, 6*sec, status(), holders(5*sec, hv("P", Exclusive, 7, 20*sec))),
+			op(2, 7*sec, 8*sec, acq("c", Exclusive, sec), grant("L2", 8, 7*sec, 8*sec)),
+		}},
+		{"a delivered grant listed by status is never released unseen", false, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 20*sec), grant("L1", 7, 0, 20*sec)),
+			op(1, 5*sec, 6*sec, status(), holders(5*sec, hv("L1", Exclusive, 7, 20*sec))),
+			op(2, 7*sec, 8*sec, acq("c", Exclusive, sec), grant("L2", 8, 7*sec, 8*sec)),
+		}},
 		{"phantom never blocks a grant", true, []porcupine.Operation{
 			op(0, 0, 0, acq("a", Exclusive, 20*sec), unknown()),
 			op(1, 5*sec, 6*sec, acq("b", Exclusive, 20*sec), grant("L2", 2, 5*sec, 25*sec)),

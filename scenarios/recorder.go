@@ -177,6 +177,7 @@ func (r *recorder) history(seed int64, scenario string) *checker.History {
 // outcome turns a node answer into the model's output. Only errors that
 // prove nothing happened are definite; everything else is unknown.
 func outcome(res lock.Result, err error) models.LockOutput {
+	var ended *node.LeaseEndedError
 	switch {
 	case err == nil:
 	case errors.Is(err, node.ErrNotHolder):
@@ -187,8 +188,11 @@ func outcome(res lock.Result, err error) models.LockOutput {
 		return models.LockOutput{Code: "resource_exhausted"}
 	case errors.Is(err, node.ErrRequestIDReused):
 		return models.LockOutput{Code: "request_id_reused"}
-	case errors.Is(err, node.ErrLeaseEnded):
-		return models.LockOutput{Code: "lease_ended"}
+	case errors.As(err, &ended):
+		// The request was granted; the grant has ended since. For the
+		// model that is a grant reported late (its expiry is in the past).
+		return models.LockOutput{Granted: true, LeaseID: ended.Lease.ID.String(), Token: ended.Lease.Token,
+			ExpiresAt: ended.Lease.ExpiresAt, LogTime: res.LogTime}
 	default:
 		return models.LockOutput{Unknown: true}
 	}
