@@ -2,8 +2,10 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,13 +53,25 @@ type callReply struct {
 // pause rules as raft RPCs. from need not be registered. A duplicated request
 // runs the handler twice; the second answer is discarded.
 //
-// Errors: ErrUnreachable or ErrTimeout when no answer came within
-// Options.CallTimeout (or before ctx ended, then ctx.Err() is wrapped too),
-// ErrRemote with the handler's error text, or ErrClosed.
+// Call waits until ctx's deadline, or Options.CallTimeout when ctx has none.
+// The handler's context ends when the caller stops waiting (as a server
+// sees a closed connection), when the handler is replaced or removed, or
+// when the Network closes.
+//
+// Errors: ErrUnreachable or ErrTimeout when no answer came in time (ctx.Err
+// wrapped too when ctx ended), joined with ErrNotDelivered when the handler
+// never saw the request (it surely had no effect); ErrRemote with the
+// handler's error text; or ErrClosed.
 func (n *Network) Call(ctx context.Context, from, to string, req []byte) ([]byte, error) {
-	timer := time.NewTimer(n.opts.CallTimeout)
-	defer timer.Stop()
-	reply := make(chan callReply, 1)
+	// With a ctx deadline, ctx alone bounds the wait.
+	var timeout <-chan time.Time
+	if _, ok := ctx.Deadline(); !ok {
+		timer := time.NewTimer(n.opts.CallTimeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	ex := &callExchange{reply: make(chan callReply, 1), callerDone: make(chan struct{})}
+	defer close(ex.callerDone)
 	lost := make(chan lossReason, 1)
 	m := message{from: from, to: to, what: "call request", lost: lost}
 	if ep := n.handler(to); ep == nil {
@@ -65,35 +79,50 @@ func (n *Network) Call(ctx context.Context, from, to string, req []byte) ([]byte
 	} else {
 		m.toDone = ep.done
 		body := slices.Clone(req)
-		n.post(m, func(dup bool) { n.serveCall(ep, m, body, dup, reply) })
+		n.post(m, func(dup bool) { n.serveCall(ep, m, body, dup, ex) })
 	}
 	what := fmt.Sprintf("sim: call %s->%s", from, to)
+	fail := func(err error) error {
+		if !ex.delivered.Load() {
+			return errors.Join(err, ErrNotDelivered)
+		}
+		return err
+	}
 	select {
-	case r := <-reply:
+	case r := <-ex.reply:
 		if r.errMsg != "" {
 			return nil, fmt.Errorf("%s: %w: %s", what, ErrRemote, r.errMsg)
 		}
 		return r.resp, nil
-	case <-timer.C:
-		return nil, lossError(what, lost)
+	case <-timeout:
+		return nil, fail(lossError(what, lost))
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w (%w)", lossError(what, lost), ctx.Err())
+		return nil, fail(fmt.Errorf("%w (%w)", lossError(what, lost), ctx.Err()))
 	case <-n.done:
 		return nil, ErrClosed
 	}
 }
 
+// callExchange is one Call as its handler copies see it.
+type callExchange struct {
+	reply      chan callReply
+	callerDone chan struct{} // closed when Call returns
+	delivered  atomic.Bool   // a copy reached the handler
+}
+
 // serveCall runs the handler for a delivered request and carries its answer
 // back along the reverse link.
-func (n *Network) serveCall(ep *handlerEndpoint, req message, body []byte, dup bool, reply chan<- callReply) {
-	ctx, cancel := context.WithTimeout(context.Background(), n.opts.CallTimeout)
+func (n *Network) serveCall(ep *handlerEndpoint, req message, body []byte, dup bool, ex *callExchange) {
+	ex.delivered.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// End the handler's context with its endpoint or the network; the
-	// goroutine exits at the latest when cancel runs.
+	// End the handler's context with its endpoint, the network or the
+	// caller; the goroutine exits at the latest when cancel runs.
 	go func() {
 		select {
 		case <-ep.done:
 		case <-n.done:
+		case <-ex.callerDone:
 		case <-ctx.Done():
 		}
 		cancel()
@@ -109,7 +138,7 @@ func (n *Network) serveCall(ep *handlerEndpoint, req message, body []byte, dup b
 	back := message{from: req.to, to: req.from, what: "call response", fromDone: ep.done, lost: req.lost}
 	if n.transmit(back) {
 		select {
-		case reply <- out:
+		case ex.reply <- out:
 		default:
 		}
 	}

@@ -180,3 +180,36 @@ func TestCallNetworkClosed(t *testing.T) {
 		}
 	})
 }
+
+// Goal: a Call error says whether the handler saw the request, which is
+// what makes a retry safe. Method: a partition before sending (never
+// delivered) against a cut of the response only (delivered, effect unknown).
+func TestCallSaysWhetherDelivered(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		setup         func(n *Network)
+		notDelivered  bool
+		handlerCalled bool
+	}{
+		{"request partitioned", func(n *Network) { n.Partition([]string{"cli"}, []string{"srv"}) }, true, false},
+		{"response cut", func(n *Network) { n.Cut("srv", "cli") }, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := NewNetwork(Options{Link: Link{LatencyBase: time.Millisecond}, CallTimeout: time.Second})
+				defer n.Close()
+				var called atomic.Bool
+				n.Handle("srv", func(ctx context.Context, from string, req []byte) ([]byte, error) {
+					called.Store(true)
+					return req, nil
+				})
+				tc.setup(n)
+				_, err := n.Call(context.Background(), "cli", "srv", []byte("hi"))
+				if err == nil || errors.Is(err, ErrNotDelivered) != tc.notDelivered || called.Load() != tc.handlerCalled {
+					t.Fatalf("err %v (not delivered: %v), handler called %v; want not delivered %v, called %v",
+						err, errors.Is(err, ErrNotDelivered), called.Load(), tc.notDelivered, tc.handlerCalled)
+				}
+			})
+		})
+	}
+}

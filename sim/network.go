@@ -36,6 +36,9 @@ var (
 	ErrRemote = errors.New("sim: remote error")
 	// ErrClosed: the Network was closed.
 	ErrClosed = errors.New("sim: network closed")
+	// ErrNotDelivered accompanies a Call error when the handler never saw
+	// the request, so it surely had no effect (like a refused connection).
+	ErrNotDelivered = errors.New("sim: request not delivered")
 )
 
 // LatencyFunc samples one one-way delay for a message from→to. It must draw
@@ -56,7 +59,7 @@ type Options struct {
 	Seed        uint64        // seeds the single generator behind every random decision
 	Link        Link          // behaviour of every link without SetLink; zero is a perfect network
 	RPCTimeout  time.Duration // raft RPC wait before an error (10× for InstallSnapshot and TimeoutNow); default 1s
-	CallTimeout time.Duration // Call wait before ErrTimeout/ErrUnreachable; default 5s
+	CallTimeout time.Duration // Call wait before ErrTimeout/ErrUnreachable when ctx has no deadline; default 5s
 	MaxInFlight int           // message copies in flight at once; more are dropped; default 4096
 	EventCap    int           // events kept by Events; later ones only counted; default 10000
 	// OnEvent, if set, receives every event synchronously while the Network's

@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+)
+
+// HTTP over the simulated network: a request is serialised as HTTP/1.1,
+// carried by Call to the node its host names, served by the handler
+// registered for the host's port, and the response comes back the same
+// way. So the real HTTP handlers, the real Go client and the real
+// forwarder run under every fault the Network injects.
+
+// HandleHTTP serves node id's HTTP requests: a request for host "id:port"
+// goes to byPort[port], one for plain "id" to byPort[""]. A nil map
+// removes the node (a crash).
+func (n *Network) HandleHTTP(id string, byPort map[string]http.Handler) {
+	if byPort == nil {
+		n.Handle(id, nil)
+		return
+	}
+	n.Handle(id, func(ctx context.Context, _ string, raw []byte) ([]byte, error) {
+		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+		if err != nil {
+			return nil, fmt.Errorf("sim http: bad request: %w", err)
+		}
+		_, port, err := net.SplitHostPort(req.Host)
+		if err != nil {
+			port = ""
+		}
+		h := byPort[port]
+		if h == nil {
+			return nil, fmt.Errorf("sim http: %s serves nothing on port %q", id, port)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req.WithContext(ctx))
+		var out bytes.Buffer
+		if err := rec.Result().Write(&out); err != nil {
+			return nil, fmt.Errorf("sim http: encode response: %w", err)
+		}
+		return out.Bytes(), nil
+	})
+}
+
+// HTTPTransport is an http.RoundTripper whose requests travel from From
+// over the Network to the node the URL's host names.
+type HTTPTransport struct {
+	Net  *Network
+	From string
+}
+
+var _ http.RoundTripper = (*HTTPTransport)(nil)
+
+// RoundTrip implements http.RoundTripper. A request that surely never
+// reached its handler fails with a *net.OpError whose Op is "dial", as a
+// refused connection does, so callers may treat it as not sent.
+func (t *HTTPTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	host := req.URL.Hostname()
+	var raw bytes.Buffer
+	if err := req.Write(&raw); err != nil {
+		return nil, fmt.Errorf("sim http: encode request: %w", err)
+	}
+	out, err := t.Net.Call(req.Context(), t.From, host, raw.Bytes())
+	if err != nil {
+		if errors.Is(err, ErrNotDelivered) {
+			return nil, &net.OpError{Op: "dial", Net: "sim", Err: err}
+		}
+		return nil, err
+	}
+	return http.ReadResponse(bufio.NewReader(bytes.NewReader(out)), req)
+}
