@@ -170,6 +170,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 		return finish()
 	}
 
+	checkRequestIDs(h, &f)
 	trace := sortedTrace(h.Trace)
 	replay := replayQueues(trace)
 	checkFencing(h, trace, &f)

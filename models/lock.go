@@ -28,10 +28,19 @@ const (
 	Shared    = "shared"
 )
 
-// CodeNotHolder is the definite error of a renew or release whose lease is
-// not (or no longer) a live holder. Every other non-empty code means the
-// operation had no effect.
-const CodeNotHolder = "not_holder"
+// Definite error codes the lock model interprets. Every other non-empty
+// code means the operation had no effect.
+const (
+	// CodeNotHolder: a renew or release whose lease is not (or no longer)
+	// a live holder.
+	CodeNotHolder = "not_holder"
+	// CodeLeaseEnded: an acquire whose request was granted (LeaseID and
+	// Token name the grant), but whose lease has ended since.
+	CodeLeaseEnded = "lease_ended"
+	// CodeRequestIDReused: an acquire whose (client, request id) first
+	// named another request; it had no effect.
+	CodeRequestIDReused = "request_id_reused"
+)
 
 // LockInput is the call half of one lock operation.
 type LockInput struct {
@@ -44,6 +53,11 @@ type LockInput struct {
 	// lease's TTL.
 	TTL  int64 `json:"ttl,omitempty"`
 	Wait bool  `json:"wait,omitempty"`
+	// RequestID makes an acquire idempotent: every attempt with the same
+	// (ClientID, RequestID) names one request, granted at most once.
+	RequestID string `json:"request_id,omitempty"`
+	// Policy is "", "fifo" or "throughput".
+	Policy string `json:"policy,omitempty"`
 	// LeaseID names the lease a release or renew acts on.
 	LeaseID string `json:"lease_id,omitempty"`
 }

@@ -73,7 +73,7 @@ func setAside(in LockInput, out LockOutput) bool {
 	}
 	switch in.Op {
 	case Acquire:
-		return out.Code != "" || !out.Granted
+		return (out.Code != "" && out.Code != CodeLeaseEnded) || (out.Code == "" && !out.Granted)
 	case Release, Renew:
 		return out.Code != "" && out.Code != CodeNotHolder
 	case Status:
@@ -90,7 +90,7 @@ func decidedAt(in LockInput, out LockOutput) (int64, bool) {
 	if in.Op != Acquire && in.Op != Release && in.Op != Renew && in.Op != Status {
 		return 0, false
 	}
-	if out.Code == CodeNotHolder && out.LogTime == 0 {
+	if out.Code == CodeNotHolder && out.LogTime == 0 || out.Code == CodeLeaseEnded {
 		return 0, false
 	}
 	return out.LogTime, true

@@ -20,6 +20,8 @@ var (
 	errFalseNotHolder   = errors.New("not_holder for a lease that is certainly live")
 	errTokenMismatch    = errors.New("token differs from the lease's token")
 	errStatusMismatch   = errors.New("status holders differ from the live holders")
+	errRequestRegranted = errors.New("one request id answered with two different leases")
+	errResurrected      = errors.New("a released lease reported live again")
 	errUnknownOp        = errors.New("unknown operation")
 )
 
@@ -69,6 +71,60 @@ type lockState struct {
 	// (its existence is not certain); it only lets a status reveal it.
 	phantoms uint8
 	leases   []lease // sorted by ID
+	// requests maps the acquires that carried a request id to the lease
+	// they were granted, sorted by key; never edited in place.
+	requests []request
+}
+
+// request is one request id's grant as the model learned it.
+type request struct {
+	Key   string // client id, NUL, request id
+	Lease string
+	// Released: a definite release ended the lease, so a retry may say the
+	// lease ended but never that it is live.
+	Released bool
+}
+
+// requestKey names the request of an acquire, or "" without a request id.
+func requestKey(in LockInput) string {
+	if in.RequestID == "" {
+		return ""
+	}
+	return in.ClientID + "\x00" + in.RequestID
+}
+
+func (s lockState) request(key string) (request, bool) {
+	i, ok := slices.BinarySearchFunc(s.requests, key, func(r request, k string) int { return cmp.Compare(r.Key, k) })
+	if !ok {
+		return request{}, false
+	}
+	return s.requests[i], true
+}
+
+// withRequest returns s with r added or replacing the request of its key.
+func (s lockState) withRequest(r request) lockState {
+	reqs := slices.Clone(s.requests)
+	i, ok := slices.BinarySearchFunc(reqs, r.Key, func(x request, k string) int { return cmp.Compare(x.Key, k) })
+	if ok {
+		reqs[i] = r
+	} else {
+		reqs = slices.Insert(reqs, i, r)
+	}
+	s.requests = reqs
+	return s
+}
+
+// released marks every request granted lease id as released.
+func (s lockState) released(id string) lockState {
+	for i, r := range s.requests {
+		if r.Lease == id && !r.Released {
+			reqs := slices.Clone(s.requests)
+			reqs[i].Released = true
+			s.requests = reqs
+			return s.released(id)
+		}
+	}
+	return s
 }
 
 // lockSpec holds the judgement parameters shared by all steps.
@@ -161,11 +217,60 @@ func (sp lockSpec) acquire(s lockState, in LockInput, out LockOutput) ([]lockSta
 		}
 		return []lockState{s}, nil
 	}
+	if out.Code == CodeLeaseEnded {
+		return sp.leaseEnded(s, in, out)
+	}
 	if out.Code != "" || !out.Granted {
 		// Not granted is always a legal answer: queue fairness is judged
 		// elsewhere, and its LogTime is not trusted to be in log order.
 		return []lockState{s}, nil
 	}
+	key := requestKey(in)
+	if r, ok := s.request(key); ok {
+		if r.Lease != out.LeaseID {
+			return nil, fmt.Errorf("%w: %s answered %s, first %s", errRequestRegranted, in.RequestID, out.LeaseID, r.Lease)
+		}
+		if r.Released && out.ExpiresAt > out.LogTime+sp.slack {
+			return nil, fmt.Errorf("%w: %s (request %s) live until %s at %s", errResurrected, out.LeaseID, in.RequestID, fmtTime(out.ExpiresAt), fmtTime(out.LogTime))
+		}
+	}
+	next, err := sp.grantStep(s, in, out)
+	if err != nil || key == "" {
+		return next, err
+	}
+	for i, n := range next {
+		if _, ok := n.request(key); !ok {
+			next[i] = n.withRequest(request{Key: key, Lease: out.LeaseID})
+		}
+	}
+	return next, nil
+}
+
+// leaseEnded applies an acquire answered "your request was granted lease
+// L, which has ended since": L is not live at the (unknown) log time of the
+// answer, and its request is L's.
+func (sp lockSpec) leaseEnded(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
+	key := requestKey(in)
+	if r, ok := s.request(key); ok && r.Lease != out.LeaseID {
+		return nil, fmt.Errorf("%w: %s answered %s, first %s", errRequestRegranted, in.RequestID, out.LeaseID, r.Lease)
+	}
+	next, err := sp.notHolder(s, out.LeaseID, 0)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range next {
+		// The grant came before this answer, so later grants exceed it.
+		n.tokenFloor = max(n.tokenFloor, out.Token+1)
+		if key != "" {
+			n = n.withRequest(request{Key: key, Lease: out.LeaseID, Released: true})
+		}
+		next[i] = n
+	}
+	return next, nil
+}
+
+// grantStep applies a definite grant.
+func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
 	// A grant made at log time G expires at G+TTL. A reply whose LogTime
 	// is later than that G reports a grant made earlier: a queued grant
 	// found by the cancel that raced it, or a retried request answered
@@ -275,7 +380,7 @@ func (sp lockSpec) release(s lockState, in LockInput, out LockOutput) ([]lockSta
 		if i < 0 {
 			return nil, fmt.Errorf("%w: release of %s", errNotLive, in.LeaseID)
 		}
-		return []lockState{n.without(i)}, nil
+		return []lockState{n.without(i).released(in.LeaseID)}, nil
 	case CodeNotHolder:
 		return sp.notHolder(s, in.LeaseID, out.LogTime)
 	}
@@ -441,7 +546,8 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 }
 
 func (s lockState) equal(o lockState) bool {
-	return s.logTime == o.logTime && s.tokenFloor == o.tokenFloor && s.phantoms == o.phantoms && slices.Equal(s.leases, o.leases)
+	return s.logTime == o.logTime && s.tokenFloor == o.tokenFloor && s.phantoms == o.phantoms &&
+		slices.Equal(s.leases, o.leases) && slices.Equal(s.requests, o.requests)
 }
 
 // hash is consistent with equal: it covers a subset of the fields equal
@@ -458,6 +564,7 @@ func (s lockState) hash() uint64 {
 		h.add(uint64(l.TTL))
 		h.add(uint64(boolBit(l.Open) | boolBit(l.MaybeGone)<<1 | boolBit(l.Undelivered)<<2))
 	}
+	h.add(uint64(len(s.requests)))
 	return uint64(h)
 }
 

@@ -25,6 +25,11 @@ func acq(client, mode string, ttl int64) LockInput {
 	return LockInput{Op: Acquire, Resource: "r", ClientID: client, Mode: mode, TTL: ttl}
 }
 
+func withReq(in LockInput, request string) LockInput {
+	in.RequestID = request
+	return in
+}
+
 func rel(id string) LockInput { return LockInput{Op: Release, Resource: "r", LeaseID: id} }
 
 func renew(id string, ttl int64) LockInput {
@@ -233,6 +238,31 @@ func TestLockHistories(t *testing.T) {
 			op(0, 0, sec, acq("a", Exclusive, 20*sec), grant("L1", 7, 0, 20*sec)),
 			op(1, 5*sec, 6*sec, status(), holders(5*sec, hv("L1", Exclusive, 7, 20*sec))),
 			op(2, 7*sec, 8*sec, acq("c", Exclusive, sec), grant("L2", 8, 7*sec, 8*sec)),
+		}},
+		{"a retry answers the request's grant", true, []porcupine.Operation{
+			op(0, 0, 0, withReq(acq("a", Exclusive, 10*sec), "q"), unknown()),
+			op(1, 2*sec, 3*sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 2*sec, 11*sec)),
+		}},
+		{"one request id granted two leases", false, []porcupine.Operation{
+			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 0, 10*sec)),
+			op(0, sec, 2*sec, rel("L1"), ok(sec)),
+			op(0, 3*sec, 4*sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L2", 2, 3*sec, 13*sec)),
+		}},
+		{"a released lease reported live to a retry", false, []porcupine.Operation{
+			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 0, 10*sec)),
+			op(0, sec, 2*sec, rel("L1"), ok(sec)),
+			op(0, 3*sec, 4*sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 3*sec, 10*sec)),
+		}},
+		{"a retry after the release says the lease ended", true, []porcupine.Operation{
+			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 0, 10*sec)),
+			op(0, sec, 2*sec, rel("L1"), ok(sec)),
+			op(0, 3*sec, 4*sec, withReq(acq("a", Exclusive, 10*sec), "q"), LockOutput{Code: CodeLeaseEnded, LeaseID: "L1", Token: 1}),
+			op(1, 5*sec, 6*sec, acq("b", Exclusive, 10*sec), grant("L2", 2, 5*sec, 15*sec)),
+		}},
+		{"lease_ended names another lease than the request's grant", false, []porcupine.Operation{
+			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 0, 10*sec)),
+			op(0, sec, 2*sec, rel("L1"), ok(sec)),
+			op(0, 3*sec, 4*sec, withReq(acq("a", Exclusive, 10*sec), "q"), LockOutput{Code: CodeLeaseEnded, LeaseID: "L9", Token: 9}),
 		}},
 		{"phantom never blocks a grant", true, []porcupine.Operation{
 			op(0, 0, 0, acq("a", Exclusive, 20*sec), unknown()),
