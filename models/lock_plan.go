@@ -27,8 +27,8 @@ type lockCall struct {
 	// indefinite is how many of plan.indefinite were called by this
 	// operation's return (so may take effect before it).
 	indefinite int
-	// phantoms is how many indefinite acquires were called by this
-	// operation's return: the most holders a status may reveal.
+	// phantoms is how many indefinite (or lease_ended) acquires were called
+	// by this operation's return: the most holders a status may reveal.
 	phantoms int
 	plan     *resourcePlan
 }
@@ -124,7 +124,8 @@ func planResource(ops []porcupine.Operation) (stepped, aside []porcupine.Operati
 	for i, op := range ops {
 		in, out := op.Input.(LockInput), op.Output.(LockOutput)
 		switch {
-		case out.Unknown && in.Op == Acquire:
+		case out.Unknown && in.Op == Acquire, in.Op == Acquire && out.Code == CodeLeaseEnded:
+			// Either may have granted a lease a status reveals before it.
 			acquireCalls = append(acquireCalls, op.Call)
 		case out.Unknown && (in.Op == Release || in.Op == Renew):
 			indefiniteOps = append(indefiniteOps, i)

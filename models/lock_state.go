@@ -247,12 +247,17 @@ func (sp lockSpec) acquire(s lockState, in LockInput, out LockOutput) ([]lockSta
 }
 
 // leaseEnded applies an acquire answered "your request was granted lease
-// L, which has ended since": L is not live at the (unknown) log time of the
-// answer, and its request is L's.
+// L, which has ended since": two events, the grant (at an unknown log time
+// within the call, so a status may have listed L before this answer: it
+// counts as a phantom, like an indefinite acquire) and the end, before the
+// (unknown) log time of the answer; and the request is L's.
 func (sp lockSpec) leaseEnded(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
 	key := requestKey(in)
 	if r, ok := s.request(key); ok && r.Lease != out.LeaseID {
 		return nil, fmt.Errorf("%w: %s answered %s, first %s", errRequestRegranted, in.RequestID, out.LeaseID, r.Lease)
+	}
+	if s.phantoms < phantomsUnbounded {
+		s.phantoms++
 	}
 	next, err := sp.notHolder(s, out.LeaseID, 0)
 	if err != nil {

@@ -259,6 +259,11 @@ func TestLockHistories(t *testing.T) {
 			op(0, 3*sec, 4*sec, withReq(acq("a", Exclusive, 10*sec), "q"), LockOutput{Code: CodeLeaseEnded, LeaseID: "L1", Token: 1}),
 			op(1, 5*sec, 6*sec, acq("b", Exclusive, 10*sec), grant("L2", 2, 5*sec, 15*sec)),
 		}},
+		{"a status lists a queued grant its waiter later learns ended", true, []porcupine.Operation{
+			op(0, 0, 10*sec, acq("a", Exclusive, 2*sec), LockOutput{Code: CodeLeaseEnded, LeaseID: "L1", Token: 1}),
+			op(1, 2*sec, 3*sec, status(), holders(2*sec, hv("L1", Exclusive, 1, 3*sec))),
+			op(1, 4*sec, 5*sec, acq("b", Exclusive, 2*sec), grant("L2", 2, 4*sec, 6*sec)),
+		}},
 		{"lease_ended names another lease than the request's grant", false, []porcupine.Operation{
 			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 0, 10*sec)),
 			op(0, sec, 2*sec, rel("L1"), ok(sec)),

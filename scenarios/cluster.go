@@ -1,11 +1,9 @@
 package scenarios
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/nemesis"
 	"github.com/lockstep/lockstep/sim"
 )
@@ -104,17 +103,22 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	}
 	n, err := node.New(node.Config{
 		ID: m.id, Peers: m.peers, Clock: m.clock, Bootstrap: bootstrap,
-		Transport: tr, Stores: m.stores, Forwarder: forwarder{net: c.net, from: m.id},
-		LeaseIDs: m.leaseID, Bug: c.bug,
+		Transport: tr, Stores: m.stores,
+		Forwarder: node.NewHTTPForwarder(&sim.HTTPTransport{Net: c.net, From: m.id}),
+		LeaseIDs:  m.leaseID, Bug: c.bug,
 		OnEvent: func(ev lock.Event) { c.rec.event(m.id, m.group, ev) },
-		OnWake:  func(res string, index uint64, woken int) { c.rec.wake(m.group, res, index, woken) },
+		OnWake: func(res string, index uint64, lease lock.LeaseID, woken int) {
+			c.rec.wake(m.group, res, index, lease, woken)
+		},
 	})
 	if err != nil {
 		_ = tr.Close()
 		return fmt.Errorf("start %s: %w", m.id, err)
 	}
-	c.net.Handle(m.id, func(ctx context.Context, _ string, req []byte) ([]byte, error) {
-		return n.ServeForward(ctx, req)
+	// The node's public API and its member port, as lockd serves them.
+	c.net.HandleHTTP(m.id, map[string]http.Handler{
+		apiPort: server.New(n, server.Config{}).Handler(),
+		"":      n.ForwardHandler(),
 	})
 	c.mu.Lock()
 	m.node = n
@@ -133,30 +137,6 @@ func (m *member) leaseID() lock.LeaseID {
 		}
 	}
 	return id
-}
-
-// forwarder carries commands to the leader over the simulated network.
-type forwarder struct {
-	net  *sim.Network
-	from string
-}
-
-func (f forwarder) Forward(ctx context.Context, leader node.Peer, cmd []byte) ([]byte, error) {
-	out, err := f.net.Call(ctx, f.from, leader.ID, cmd)
-	if err == nil {
-		return out, nil
-	}
-	// The leader's refusal crosses the wire as text; map it back so the
-	// proposer knows nothing was proposed and may retry.
-	if errors.Is(err, sim.ErrRemote) {
-		switch msg := err.Error(); {
-		case strings.Contains(msg, node.ErrNotLeader.Error()):
-			return nil, fmt.Errorf("%w: %w", node.ErrNotLeader, err)
-		case strings.Contains(msg, node.ErrUnavailable.Error()):
-			return nil, fmt.Errorf("%w: %w", node.ErrUnavailable, err)
-		}
-	}
-	return nil, err
 }
 
 // Node returns the running node with id, or nil.
@@ -222,7 +202,7 @@ func (c *Cluster) Crash(id string) error {
 	if n == nil {
 		return nil
 	}
-	c.net.Handle(id, nil)
+	c.net.HandleHTTP(id, nil)
 	return n.Shutdown()
 }
 

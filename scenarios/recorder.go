@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/lockstep/lockstep/checker"
 	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/core/node"
-	"github.com/lockstep/lockstep/models"
 )
 
 // recorder collects everything a run observes: client operations, the
@@ -24,6 +21,7 @@ type recorder struct {
 	mu        sync.Mutex
 	ops       []checker.Op
 	lanes     int
+	freeLanes []int
 	trace     map[traceKey]checker.TraceEvent
 	perNode   map[string]*nodeCursor
 	divergent []string
@@ -41,6 +39,8 @@ type wakeKey struct {
 	group    int
 	index    uint64
 	resource string
+	// lease is the queued request woken; zero for a freed lock's racers.
+	lease lock.LeaseID
 }
 
 // nodeCursor numbers the events one node emits for one log index.
@@ -62,12 +62,29 @@ func newRecorder() *recorder {
 
 func (r *recorder) now() int64 { return int64(time.Since(r.start)) }
 
-// newLane hands out a Porcupine client id.
-func (r *recorder) newLane() int {
+// takeLane hands out a Porcupine client id with no operation in flight:
+// one freed by a definite answer, or a new one.
+func (r *recorder) takeLane() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if n := len(r.freeLanes); n > 0 {
+		lane := r.freeLanes[n-1]
+		r.freeLanes = r.freeLanes[:n-1]
+		return lane
+	}
 	r.lanes++
 	return r.lanes - 1
+}
+
+// giveLane returns a lane after its operation; an unknown one never
+// returns (Return = MaxInt64), so its lane is never reused.
+func (r *recorder) giveLane(lane int, unknown bool) {
+	if unknown {
+		return
+	}
+	r.mu.Lock()
+	r.freeLanes = append(r.freeLanes, lane)
+	r.mu.Unlock()
 }
 
 func (r *recorder) op(o checker.Op) {
@@ -112,10 +129,17 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 	r.trace[key] = te
 }
 
-func (r *recorder) wake(group int, resource string, index uint64, woken int) {
+func (r *recorder) wake(group int, resource string, index uint64, lease lock.LeaseID, woken int) {
 	r.mu.Lock()
-	r.wakeups[wakeKey{group: group, index: index, resource: resource}] += woken
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	k := wakeKey{group: group, index: index, resource: resource, lease: lease}
+	if lease.IsZero() {
+		r.wakeups[k] += woken
+		return
+	}
+	// Attempts of one request waiting on several nodes (a retry went
+	// elsewhere) are one request woken.
+	r.wakeups[k] = 1
 }
 
 // Fault implements nemesis.Recorder.
@@ -172,44 +196,6 @@ func (r *recorder) history(seed int64, scenario string) *checker.History {
 	}
 	h.Writes, h.Grants = r.fenced.Records()
 	return h
-}
-
-// outcome turns a node answer into the model's output. Only errors that
-// prove nothing happened are definite; everything else is unknown.
-func outcome(res lock.Result, err error) models.LockOutput {
-	var ended *node.LeaseEndedError
-	switch {
-	case err == nil:
-	case errors.Is(err, node.ErrNotHolder):
-		return models.LockOutput{Code: models.CodeNotHolder, LogTime: res.LogTime}
-	case errors.Is(err, lock.ErrInvalid):
-		return models.LockOutput{Code: "invalid_argument"}
-	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks):
-		return models.LockOutput{Code: "resource_exhausted"}
-	case errors.Is(err, node.ErrRequestIDReused):
-		return models.LockOutput{Code: "request_id_reused"}
-	case errors.As(err, &ended):
-		// The request was granted; the grant has ended since. For the
-		// model that is a grant reported late (its expiry is in the past).
-		return models.LockOutput{Granted: true, LeaseID: ended.Lease.ID.String(), Token: ended.Lease.Token,
-			ExpiresAt: ended.Lease.ExpiresAt, LogTime: res.LogTime}
-	default:
-		return models.LockOutput{Unknown: true}
-	}
-	out := models.LockOutput{LogTime: res.LogTime, Granted: res.Granted}
-	if res.Granted || !res.Lease.ID.IsZero() && res.Lease.Token != 0 {
-		out.LeaseID = res.Lease.ID.String()
-		out.Token = res.Lease.Token
-		out.ExpiresAt = res.Lease.ExpiresAt
-	}
-	if res.Status != nil {
-		for _, h := range res.Status.Holders {
-			out.Holders = append(out.Holders, models.HolderView{
-				LeaseID: h.ID.String(), Mode: h.Mode.String(), Token: h.Token, ExpiresAt: h.ExpiresAt,
-			})
-		}
-	}
-	return out
 }
 
 // never is the Return of an operation whose outcome is unknown.

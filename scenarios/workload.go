@@ -2,14 +2,19 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/api"
+	lockclient "github.com/lockstep/lockstep/core/client"
 	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/models"
+	"github.com/lockstep/lockstep/sim"
 )
 
 // Workload describes what the simulated clients do. Ranges are [min, max].
@@ -30,14 +35,26 @@ type Workload struct {
 	// PreferNode makes every client talk to this node first (the
 	// gateway), failing over to the others on errors.
 	PreferNode string `json:"prefer_node,omitempty"`
+	// KeepAliveProb is the share of leases the client library keeps alive
+	// itself (renewing at TTL/2) instead of the workload renewing.
+	KeepAliveProb float64 `json:"keep_alive_prob,omitempty"`
+	// SharedIDProb is the share of acquires that carry a request id from a
+	// small pool shared by all clients instead of a fresh one.
+	SharedIDProb float64 `json:"shared_id_prob,omitempty"`
+	// RetryProb is the chance that an acquire whose outcome is unknown is
+	// asked again with the same request id.
+	RetryProb float64 `json:"retry_prob,omitempty"`
 }
 
-// workload runs the clients of one scenario run.
+// workload runs the clients of one scenario run. Every client is the real
+// Go client library (core/client) over HTTP on the simulated network, so
+// its retries (same request id), keep-alive and validity rules run under
+// every fault, and every request it sends is recorded (recordingTransport).
 type workload struct {
 	w       Workload
 	c       *Cluster
 	rec     *recorder
-	policy  lock.Policy
+	policy  api.Policy
 	clients []*client
 }
 
@@ -45,46 +62,88 @@ type client struct {
 	idx  int
 	name string
 	rng  *rand.Rand
-	lane int
-
-	mu          sync.Mutex
-	pausedUntil time.Time
+	// api holds one Go client per Raft group (a resource's group serves
+	// it), each with that group's nodes as endpoints.
+	api  []*lockclient.Client
+	gate *pauseGate
+	// requests numbers the client's own request ids.
+	requests int
 }
 
+// Go client settings for the simulator: attempts short enough that a
+// partitioned node costs little, retries spread by seeded jitter.
+const (
+	clientAttemptTimeout = 2 * time.Second
+	clientMaxAttempts    = 4
+	clientBackoffBase    = 20 * time.Millisecond
+	clientBackoffMax     = 400 * time.Millisecond
+	// apiPort is the port of a simulated node's public HTTP API; plain
+	// node ids (no port) reach its member port.
+	apiPort = "7070"
+)
+
 func newWorkload(w Workload, c *Cluster, rec *recorder, seed uint64) (*workload, error) {
-	policy, err := lock.ParsePolicy(w.Policy)
-	if err != nil {
+	policy := api.Policy(w.Policy)
+	if _, err := lock.ParsePolicy(w.Policy); err != nil {
 		return nil, err
 	}
 	wl := &workload{w: w, c: c, rec: rec, policy: policy}
 	seeds := rand.New(rand.NewPCG(seed, 11))
 	for i := 0; i < w.Clients; i++ {
-		wl.clients = append(wl.clients, &client{
+		cl := &client{
 			idx: i, name: fmt.Sprintf("c%d", i+1),
 			rng:  rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64())),
-			lane: rec.newLane(),
-		})
+			gate: &pauseGate{},
+		}
+		httpClient := &http.Client{Transport: &recordingTransport{
+			inner: &sim.HTTPTransport{Net: c.net, From: cl.name}, rec: rec, gate: cl.gate,
+		}}
+		random := rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64()))
+		for g := range c.groups {
+			api, err := lockclient.New(lockclient.Config{
+				Endpoints: wl.endpoints(cl, g), ClientID: cl.name, HTTPClient: httpClient,
+				AttemptTimeout: clientAttemptTimeout, MaxAttempts: clientMaxAttempts,
+				BackoffBase: clientBackoffBase, BackoffMax: clientBackoffMax, Rand: random,
+			})
+			if err != nil {
+				return nil, err
+			}
+			cl.api = append(cl.api, api)
+		}
+		wl.clients = append(wl.clients, cl)
 	}
 	return wl, nil
 }
 
-func (wl *workload) size() int { return len(wl.clients) }
-
-// pause freezes client i (a GC pause in the client process) for d.
-func (wl *workload) pause(i int, d time.Duration) {
-	if i < 0 || i >= len(wl.clients) {
-		return
+// endpoints lists the API of every node of group g a client may use: all
+// its members (a follower forwards to the leader), the preferred gateway
+// first, the rest in a per-client order.
+func (wl *workload) endpoints(cl *client, g int) []string {
+	var ids []string
+	for _, m := range wl.c.groups[g] {
+		ids = append(ids, m.id)
 	}
-	cl := wl.clients[i]
-	cl.mu.Lock()
-	cl.pausedUntil = time.Now().Add(d)
-	cl.mu.Unlock()
+	cl.rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	if p := wl.w.PreferNode; p != "" {
+		if i := slices.Index(ids, p); i > 0 {
+			ids[0], ids[i] = ids[i], ids[0]
+		}
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = "http://" + net.JoinHostPort(id, apiPort)
+	}
+	return out
 }
 
-func (cl *client) pausedFor() time.Duration {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-	return time.Until(cl.pausedUntil)
+func (wl *workload) size() int { return len(wl.clients) }
+
+// pause freezes client i (a GC pause in the client process) for d: its
+// requests, keep-alive included, wait until it resumes.
+func (wl *workload) pause(i int, d time.Duration) {
+	if i >= 0 && i < len(wl.clients) {
+		wl.clients[i].gate.pause(d)
+	}
 }
 
 // run drives every client until ctx ends.
@@ -108,7 +167,145 @@ func between(rng *rand.Rand, r [2]int64) time.Duration {
 	return time.Duration(lo+rng.Int64N(hi-lo+1)) * time.Millisecond
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+// loop is one client: acquire, hold (writing to the fenced store, renewing),
+// release, think — bounded by ctx.
+func (wl *workload) loop(ctx context.Context, cl *client) {
+	for ctx.Err() == nil {
+		if d := cl.gate.left(); d > 0 {
+			_ = sleep(ctx, d)
+			continue
+		}
+		resource := fmt.Sprintf("r%d", cl.rng.IntN(max(1, wl.w.Resources))+1)
+		if cl.rng.Float64() < wl.w.StatusProb {
+			wl.status(ctx, cl, resource)
+			continue
+		}
+		wl.cycle(ctx, cl, resource)
+		_ = sleep(ctx, between(cl.rng, wl.w.ThinkMs))
+	}
+}
+
+func (wl *workload) status(ctx context.Context, cl *client, resource string) {
+	cctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	_, _ = cl.apiFor(wl.c, resource).Status(cctx, resource)
+}
+
+// cycle acquires resource and, when granted, holds and releases it. The
+// workload names each request (the library retries it under that id);
+// now and then the id comes from a small pool shared by every client (ids
+// of different clients must never meet, and a client reusing one for
+// another request is refused), and a request whose outcome stayed unknown
+// is asked again under its id, as an application that lost the answer would.
+func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
+	mode := api.Exclusive
+	if cl.rng.Float64() < wl.w.SharedProb {
+		mode = api.Shared
+	}
+	var wait time.Duration
+	if cl.rng.Float64() < wl.w.WaitProb {
+		wait = between(cl.rng, wl.w.WaitMs)
+	}
+	opts := lockclient.AcquireOptions{
+		TTL: between(cl.rng, wl.w.TTLMs), Mode: mode, Wait: wait, Policy: wl.policy,
+		KeepAlive: cl.rng.Float64() < wl.w.KeepAliveProb,
+	}
+	cl.requests++
+	opts.RequestID = fmt.Sprintf("%s-%d", cl.name, cl.requests)
+	if cl.rng.Float64() < wl.w.SharedIDProb {
+		opts.RequestID = fmt.Sprintf("shared-%d", cl.rng.IntN(sharedRequestIDs))
+	}
+	sent := time.Now()
+	lease, err := wl.acquire(ctx, cl, resource, opts)
+	if err != nil && retryable(err) && cl.rng.Float64() < wl.w.RetryProb {
+		// The answer was lost: ask again for the same request.
+		opts.Wait = max(0, opts.Wait-time.Since(sent))
+		lease, err = wl.acquire(ctx, cl, resource, opts)
+	}
+	if err != nil {
+		return
+	}
+	if mode == api.Exclusive {
+		wl.rec.fenced.RecordGrantReturned(resource, cl.name, lease.ID(), lease.Token())
+	}
+	wl.hold(ctx, cl, lease, opts)
+}
+
+// sharedRequestIDs is the size of the pool of workload-chosen request ids.
+const sharedRequestIDs = 4
+
+func (wl *workload) acquire(ctx context.Context, cl *client, resource string, opts lockclient.AcquireOptions) (*lockclient.Lease, error) {
+	cctx, cancel := context.WithTimeout(ctx, opTimeout+opts.Wait)
+	defer cancel()
+	return cl.apiFor(wl.c, resource).Acquire(cctx, resource, opts)
+}
+
+// apiFor is the client of resource's group.
+func (cl *client) apiFor(c *Cluster, resource string) *lockclient.Client {
+	return cl.api[c.groupOf(resource)]
+}
+
+// hold uses the lease: writes (exclusive holders only, each after checking
+// validity), renews (explicitly, or through keep-alive), then releases —
+// unless the client abandons it (a crashed client: it never renews or
+// releases again) or is paused past its TTL (then it writes once with its
+// stale token without checking, as a process resuming from a GC pause would).
+func (wl *workload) hold(ctx context.Context, cl *client, l *lockclient.Lease, opts lockclient.AcquireOptions) {
+	if !opts.KeepAlive && cl.rng.Float64() < wl.w.AbandonProb {
+		return
+	}
+	for steps := 0; steps < 8 && ctx.Err() == nil; steps++ {
+		if d := cl.gate.left(); d > 0 {
+			_ = sleep(ctx, d)
+			if l.Mode() == api.Exclusive {
+				wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
+			}
+			wl.release(ctx, l)
+			return
+		}
+		if !l.Valid() {
+			return // lost: never release what may be someone else's now
+		}
+		if l.Mode() == api.Exclusive {
+			wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
+		}
+		if !sleep(ctx, between(cl.rng, wl.w.HoldMs)) {
+			return
+		}
+		if !opts.KeepAlive && cl.rng.Float64() < wl.w.RenewProb {
+			cctx, cancel := context.WithTimeout(ctx, opTimeout)
+			err := l.Renew(cctx, opts.TTL)
+			cancel()
+			if errors.Is(err, lockclient.ErrNotHolder) {
+				return
+			}
+		} else if cl.rng.IntN(3) == 0 {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	wl.release(ctx, l)
+}
+
+func (wl *workload) release(ctx context.Context, l *lockclient.Lease) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	_ = l.Release(cctx)
+}
+
+// retryable tells whether an acquire failed with its outcome unknown.
+func retryable(err error) bool {
+	var apiErr *lockclient.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Status >= 500
+	}
+	return !errors.Is(err, lockclient.ErrNotGranted)
+}
+
+// sleep waits d or until ctx ends; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -122,212 +319,5 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// loop is one client: acquire, hold (writing to the fenced store, renewing),
-// release, think — bounded by ctx.
-func (wl *workload) loop(ctx context.Context, cl *client) {
-	for ctx.Err() == nil {
-		if d := cl.pausedFor(); d > 0 {
-			sleepCtx(ctx, d)
-			continue
-		}
-		resource := fmt.Sprintf("r%d", cl.rng.IntN(max(1, wl.w.Resources))+1)
-		if cl.rng.Float64() < wl.w.StatusProb {
-			wl.status(ctx, cl, resource)
-			continue
-		}
-		wl.cycle(ctx, cl, resource)
-		sleepCtx(ctx, between(cl.rng, wl.w.ThinkMs))
-	}
-}
-
-// target picks the node a request goes to: the preferred gateway when up,
-// else a random member of the resource's group.
-func (wl *workload) target(cl *client, resource string, attempt int) string {
-	g := wl.c.groupOf(resource)
-	if wl.w.PreferNode != "" && attempt == 0 {
-		if m := wl.c.byID[wl.w.PreferNode]; m != nil && m.group == g {
-			return m.id
-		}
-	}
-	members := wl.c.groups[g]
-	return members[cl.rng.IntN(len(members))].id
-}
-
-func (wl *workload) status(ctx context.Context, cl *client, resource string) {
-	in := models.LockInput{Op: models.Status, Resource: resource}
-	wl.call(ctx, cl, in, func(ctx context.Context, id string) (lock.Result, error) {
-		n := wl.c.node(id)
-		if n == nil {
-			return lock.Result{}, errDown
-		}
-		return n.Status(ctx, resource)
-	})
-}
-
-func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
-	mode := lock.Exclusive
-	if cl.rng.Float64() < wl.w.SharedProb {
-		mode = lock.Shared
-	}
-	var waitMs int64
-	if cl.rng.Float64() < wl.w.WaitProb {
-		waitMs = between(cl.rng, wl.w.WaitMs).Milliseconds()
-	}
-	ttl := between(cl.rng, wl.w.TTLMs)
-	in := models.LockInput{
-		Op: models.Acquire, Resource: resource, ClientID: cl.name, Mode: mode.String(),
-		TTL: int64(ttl), Wait: waitMs > 0,
-	}
-	sent := time.Now()
-	out, ok := wl.call(ctx, cl, in, func(ctx context.Context, id string) (lock.Result, error) {
-		n := wl.c.node(id)
-		if n == nil {
-			return lock.Result{}, errDown
-		}
-		return n.Acquire(ctx, lock.Command{
-			Resource: resource, ClientID: cl.name, Mode: mode, Policy: wl.policy,
-			TTLMs: ttl.Milliseconds(), WaitMs: waitMs,
-		})
-	})
-	if !ok || !out.Granted {
-		return
-	}
-	l := &held{resource: resource, id: out.LeaseID, token: out.Token, mode: mode,
-		validUntil: sent.Add(time.Duration(out.ExpiresAt-out.LogTime) - safetyMargin(ttl))}
-	if mode == lock.Exclusive {
-		wl.rec.fenced.RecordGrantReturned(resource, cl.name, l.id, l.token)
-	}
-	wl.hold(ctx, cl, l, ttl)
-}
-
-// held is a lease as the client sees it.
-type held struct {
-	resource   string
-	id         string
-	token      uint64
-	mode       lock.Mode
-	validUntil time.Time
-}
-
-// safetyMargin is how much earlier than the server the client gives up a
-// lease: clock rate error between client and leader is bounded by it.
-func safetyMargin(ttl time.Duration) time.Duration { return ttl / 5 }
-
-// hold uses the lease: writes (exclusive holders only, each after checking
-// validity), renews, then releases — unless the client abandons it (a
-// crashed client) or is paused past its TTL (then it writes once with its
-// stale token without checking, as a process resuming from a GC pause would).
-func (wl *workload) hold(ctx context.Context, cl *client, l *held, ttl time.Duration) {
-	if cl.rng.Float64() < wl.w.AbandonProb {
-		return
-	}
-	for steps := 0; steps < 8 && ctx.Err() == nil; steps++ {
-		if d := cl.pausedFor(); d > 0 {
-			sleepCtx(ctx, d)
-			if l.mode == lock.Exclusive {
-				wl.rec.fenced.Write(l.resource, cl.name, l.id, l.token, false)
-			}
-			return
-		}
-		if !time.Now().Before(l.validUntil) {
-			return // lost: never release what may be someone else's now
-		}
-		if l.mode == lock.Exclusive {
-			wl.rec.fenced.Write(l.resource, cl.name, l.id, l.token, false)
-		}
-		if !sleepCtx(ctx, between(cl.rng, wl.w.HoldMs)) {
-			return
-		}
-		if cl.rng.Float64() < wl.w.RenewProb {
-			if !wl.renew(ctx, cl, l, ttl) {
-				return
-			}
-		} else if cl.rng.IntN(3) == 0 {
-			break
-		}
-	}
-	if ctx.Err() != nil {
-		return
-	}
-	wl.release(ctx, cl, l)
-}
-
-func (wl *workload) renew(ctx context.Context, cl *client, l *held, ttl time.Duration) bool {
-	id, err := lock.ParseLeaseID(l.id)
-	if err != nil {
-		return false
-	}
-	in := models.LockInput{Op: models.Renew, Resource: l.resource, ClientID: cl.name, LeaseID: l.id, TTL: int64(ttl)}
-	sent := time.Now()
-	out, ok := wl.call(ctx, cl, in, func(ctx context.Context, nid string) (lock.Result, error) {
-		n := wl.c.node(nid)
-		if n == nil {
-			return lock.Result{}, errDown
-		}
-		return n.Renew(ctx, l.resource, id, ttl.Milliseconds())
-	})
-	if !ok || out.Code != "" {
-		return false
-	}
-	if v := sent.Add(time.Duration(out.ExpiresAt-out.LogTime) - safetyMargin(ttl)); v.After(l.validUntil) {
-		l.validUntil = v
-	}
-	return true
-}
-
-func (wl *workload) release(ctx context.Context, cl *client, l *held) {
-	id, err := lock.ParseLeaseID(l.id)
-	if err != nil {
-		return
-	}
-	in := models.LockInput{Op: models.Release, Resource: l.resource, ClientID: cl.name, LeaseID: l.id}
-	wl.call(ctx, cl, in, func(ctx context.Context, nid string) (lock.Result, error) {
-		n := wl.c.node(nid)
-		if n == nil {
-			return lock.Result{}, errDown
-		}
-		return n.Release(ctx, l.resource, id)
-	})
-}
-
-// errDown is a client's connection refused by a crashed node: definite.
-var errDown = fmt.Errorf("node is down")
-
-// call performs one recorded operation with a deadline, failing over once
-// to another node when the first is down. A definite outcome keeps the
-// client's Porcupine lane; an unknown one moves it to a fresh lane.
-func (wl *workload) call(ctx context.Context, cl *client, in models.LockInput,
-	do func(context.Context, string) (lock.Result, error)) (models.LockOutput, bool) {
-	call := wl.rec.now()
-	var res lock.Result
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		octx, cancel := context.WithTimeout(ctx, opTimeout+time.Duration(boolInt(in.Wait))*10*time.Second)
-		res, err = do(octx, wl.target(cl, in.Resource, attempt))
-		cancel()
-		if err != errDown {
-			break
-		}
-	}
-	if err == errDown {
-		return models.LockOutput{}, false // never reached a node: nothing to record
-	}
-	out := outcome(res, err)
-	op := checker.Op{ClientID: cl.lane, Input: in, Output: out, Call: call, Return: wl.rec.now()}
-	if out.Unknown {
-		op.Return = never
-		cl.lane = wl.rec.newLane()
-	}
-	wl.rec.op(op)
-	return out, !out.Unknown
-}
-
-// opTimeout bounds one client operation (plus any queue wait).
-const opTimeout = 3 * time.Second
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
+// opTimeout bounds one client call (plus any queue wait).
+const opTimeout = 8 * time.Second

@@ -72,7 +72,11 @@ func (n *Network) Call(ctx context.Context, from, to string, req []byte) ([]byte
 	}
 	ex := &callExchange{reply: make(chan callReply, 1), callerDone: make(chan struct{})}
 	defer close(ex.callerDone)
+	// The request and the response report their losses apart: only a lost
+	// request that no copy of survived means the handler never ran. A
+	// request still in flight when the caller gives up may yet arrive.
 	lost := make(chan lossReason, 1)
+	ex.responseLost = make(chan lossReason, 1)
 	m := message{from: from, to: to, what: "call request", lost: lost}
 	if ep := n.handler(to); ep == nil {
 		n.refuse(m, lossNoEndpoint)
@@ -82,8 +86,26 @@ func (n *Network) Call(ctx context.Context, from, to string, req []byte) ([]byte
 		n.post(m, func(dup bool) { n.serveCall(ep, m, body, dup, ex) })
 	}
 	what := fmt.Sprintf("sim: call %s->%s", from, to)
+	// reason is the first loss of the exchange: the request's, else the
+	// response's.
+	var requestLost bool
+	reason := func() <-chan lossReason {
+		out := make(chan lossReason, 1)
+		select {
+		case r := <-lost:
+			requestLost = true
+			out <- r
+		default:
+			select {
+			case r := <-ex.responseLost:
+				out <- r
+			default:
+			}
+		}
+		return out
+	}
 	fail := func(err error) error {
-		if !ex.delivered.Load() {
+		if requestLost && !ex.delivered.Load() {
 			return errors.Join(err, ErrNotDelivered)
 		}
 		return err
@@ -95,9 +117,9 @@ func (n *Network) Call(ctx context.Context, from, to string, req []byte) ([]byte
 		}
 		return r.resp, nil
 	case <-timeout:
-		return nil, fail(lossError(what, lost))
+		return nil, fail(lossError(what, reason()))
 	case <-ctx.Done():
-		return nil, fail(fmt.Errorf("%w (%w)", lossError(what, lost), ctx.Err()))
+		return nil, fail(fmt.Errorf("%w (%w)", lossError(what, reason()), ctx.Err()))
 	case <-n.done:
 		return nil, ErrClosed
 	}
@@ -105,9 +127,10 @@ func (n *Network) Call(ctx context.Context, from, to string, req []byte) ([]byte
 
 // callExchange is one Call as its handler copies see it.
 type callExchange struct {
-	reply      chan callReply
-	callerDone chan struct{} // closed when Call returns
-	delivered  atomic.Bool   // a copy reached the handler
+	reply        chan callReply
+	callerDone   chan struct{}   // closed when Call returns
+	delivered    atomic.Bool     // a copy reached the handler
+	responseLost chan lossReason // why the response was lost, if it was
 }
 
 // serveCall runs the handler for a delivered request and carries its answer
@@ -135,7 +158,7 @@ func (n *Network) serveCall(ep *handlerEndpoint, req message, body []byte, dup b
 	if err != nil {
 		out.errMsg = err.Error()
 	}
-	back := message{from: req.to, to: req.from, what: "call response", fromDone: ep.done, lost: req.lost}
+	back := message{from: req.to, to: req.from, what: "call response", fromDone: ep.done, lost: ex.responseLost}
 	if n.transmit(back) {
 		select {
 		case ex.reply <- out:

@@ -133,8 +133,14 @@ const (
 	CodeRequestIDReused Code = "request_id_reused"
 	// CodeLeaseEnded: a retried acquire whose request was granted, but that
 	// lease has since been released or has expired.
-	CodeLeaseEnded       Code = "lease_ended"
-	CodeUnavailable      Code = "unavailable"
+	CodeLeaseEnded Code = "lease_ended"
+	// CodeUnavailable: the request was surely not applied (no leader in
+	// time, overloaded); retrying anything is safe.
+	CodeUnavailable Code = "unavailable"
+	// CodeOutcomeUnknown: the request reached a leader but its outcome is
+	// unknown (leadership lost, timeout after proposing). Retry an acquire
+	// with the same request_id; check before retrying a release or renew.
+	CodeOutcomeUnknown   Code = "outcome_unknown"
 	CodeNotFound         Code = "not_found"
 	CodeMethodNotAllowed Code = "method_not_allowed"
 	// CodeResourceExhausted: a configured bound (queue length, lock count) was hit.
@@ -157,6 +163,8 @@ func (c Code) HTTPStatus() int {
 		return 429
 	case CodeUnavailable:
 		return 503
+	case CodeOutcomeUnknown:
+		return 504
 	default:
 		return 500
 	}

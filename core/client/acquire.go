@@ -72,7 +72,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 	}
 	requestID := opts.RequestID
 	if requestID == "" {
-		requestID = newID()
+		requestID = c.entropy.id()
 	}
 	// Validity counts from the first send: the server cannot have granted
 	// earlier, whichever attempt's reply arrives (see AcquireOptions).

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 )
 
@@ -14,8 +13,8 @@ type backoff struct {
 	randN func(n int64) int64
 }
 
-func newBackoff(base, max time.Duration) backoff {
-	return backoff{base: base, max: max, randN: rand.Int64N}
+func newBackoff(base, max time.Duration, randN func(int64) int64) backoff {
+	return backoff{base: base, max: max, randN: randN}
 }
 
 // ceiling is min(max, base·2^retry), computed without overflow.

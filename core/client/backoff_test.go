@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -24,7 +25,7 @@ func TestBackoffBounds(t *testing.T) {
 		{math.MaxInt32, 2 * time.Second},
 	}
 	for _, tt := range tests {
-		b := newBackoff(50*time.Millisecond, 2*time.Second)
+		b := newBackoff(50*time.Millisecond, 2*time.Second, rand.Int64N)
 		if got := b.ceiling(tt.retry); got != tt.wantCeiling {
 			t.Errorf("ceiling(%d) = %v, want %v", tt.retry, got, tt.wantCeiling)
 		}
@@ -36,7 +37,7 @@ func TestBackoffBounds(t *testing.T) {
 		if got := b.delay(tt.retry); got != 0 {
 			t.Errorf("delay(%d) with min draw = %v, want 0", tt.retry, got)
 		}
-		b = newBackoff(50*time.Millisecond, 2*time.Second)
+		b = newBackoff(50*time.Millisecond, 2*time.Second, rand.Int64N)
 		for range 200 {
 			if d := b.delay(tt.retry); d < 0 || d > tt.wantCeiling {
 				t.Fatalf("delay(%d) = %v outside [0, %v]", tt.retry, d, tt.wantCeiling)
@@ -48,7 +49,7 @@ func TestBackoffBounds(t *testing.T) {
 // Goal: the ceiling computation cannot overflow for huge caps. Method:
 // a cap near MaxInt64 and many retries must stay positive and capped.
 func TestBackoffCeilingNoOverflow(t *testing.T) {
-	b := newBackoff(time.Nanosecond, time.Duration(math.MaxInt64-1))
+	b := newBackoff(time.Nanosecond, time.Duration(math.MaxInt64-1), rand.Int64N)
 	for retry := range 80 {
 		if c := b.ceiling(retry); c <= 0 || c > b.max {
 			t.Fatalf("ceiling(%d) = %v", retry, c)

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -66,6 +67,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives retry and lease-loss events. Nil: discard.
 	Logger *slog.Logger
+	// Rand, when set, is the only source of the client's randomness (ids
+	// and retry jitter), so a simulation replays from its seed. Nil:
+	// crypto/rand ids and runtime jitter. The client serialises its use.
+	Rand *rand.Rand
 }
 
 // Client talks to a lockstep cluster. It is safe for concurrent use.
@@ -79,6 +84,7 @@ type Client struct {
 	safetyMargin   time.Duration
 	now            func() time.Time
 	log            *slog.Logger
+	entropy        *entropy
 	// preferred is the index of the endpoint that answered last; calls start
 	// there so a dead node is skipped once, not on every call.
 	preferred atomic.Uint32
@@ -96,11 +102,13 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxAttempts < 0 {
 		return nil, errors.New("lockstep: MaxAttempts must not be negative")
 	}
+	ent := &entropy{seed: cfg.Rand}
 	c := &Client{
+		entropy:        ent,
 		endpoints:      endpoints,
 		clientID:       cfg.ClientID,
 		http:           cfg.HTTPClient,
-		backoff:        newBackoff(orDefault(cfg.BackoffBase, defaultBackoffBase), orDefault(cfg.BackoffMax, defaultBackoffMax)),
+		backoff:        newBackoff(orDefault(cfg.BackoffBase, defaultBackoffBase), orDefault(cfg.BackoffMax, defaultBackoffMax), ent.int64N),
 		maxAttempts:    orDefault(cfg.MaxAttempts, defaultMaxAttempts),
 		attemptTimeout: orDefault(cfg.AttemptTimeout, defaultAttemptTimeout),
 		safetyMargin:   cfg.SafetyMargin,
@@ -111,7 +119,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("lockstep: BackoffMax %v below BackoffBase %v", c.backoff.max, c.backoff.base)
 	}
 	if c.clientID == "" {
-		c.clientID = newID()
+		c.clientID = ent.id()
 	}
 	if c.http == nil {
 		c.http = &http.Client{}

@@ -86,9 +86,11 @@ type Config struct {
 	// OnEvent, when set, sees every state machine event this node applies
 	// (the simulator records them as the trace).
 	OnEvent func(lock.Event)
-	// OnWake, when set, sees how many blocked callers each applied entry
-	// woke (the thundering-herd check).
-	OnWake func(resource string, index uint64, woken int)
+	// OnWake, when set, sees each wake-up of blocked callers by an applied
+	// entry: the queued request (lease id) whose grant or cancel woke its
+	// caller(s), or, for a freed lock, a zero id and how many racers woke
+	// (the thundering-herd check).
+	OnWake func(resource string, index uint64, lease lock.LeaseID, woken int)
 }
 
 // ErrConfig marks an unusable configuration.

@@ -16,10 +16,10 @@ type notifier struct {
 	// original request and any retry of it that reached this node.
 	grants map[lock.LeaseID]map[chan lock.Event]struct{}
 	freed  map[string]map[chan struct{}]struct{}
-	onWake func(resource string, index uint64, woken int)
+	onWake func(resource string, index uint64, lease lock.LeaseID, woken int)
 }
 
-func newNotifier(onWake func(string, uint64, int)) *notifier {
+func newNotifier(onWake func(string, uint64, lock.LeaseID, int)) *notifier {
 	return &notifier{
 		grants: make(map[lock.LeaseID]map[chan lock.Event]struct{}),
 		freed:  make(map[string]map[chan struct{}]struct{}),
@@ -99,7 +99,11 @@ func (n *notifier) deliver(index uint64, events []lock.Event) {
 			continue
 		}
 		if n.onWake != nil && woken > 0 {
-			n.onWake(ev.Resource, index, woken)
+			lease := ev.Lease.ID
+			if ev.Kind == lock.EventFreed {
+				lease = lock.LeaseID{}
+			}
+			n.onWake(ev.Resource, index, lease, woken)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/lockstep/lockstep/core/lock"
@@ -68,7 +69,8 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 	case <-timer.C:
 	case <-ctx.Done():
 	case <-n.done:
-		return lock.Result{}, ErrShutdown
+		// The request is queued: it may yet be granted.
+		return lock.Result{}, fmt.Errorf("%w: %w while the request waited", ErrIndeterminate, ErrShutdown)
 	}
 	return n.giveUp(ctx, cmd.Resource, waitingFor, cmd.LeaseID, res.Position)
 }

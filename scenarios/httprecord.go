@@ -1,0 +1,207 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/models"
+)
+
+// recordingTransport sits under a client's HTTP stack and records every
+// lock request and what the API answered as one history operation: each
+// attempt of a retried call, each keep-alive renewal, the renew that
+// confirms a lease after a long wait. The history is then exactly what went
+// over the wire, and the model judges each answer.
+type recordingTransport struct {
+	inner http.RoundTripper
+	rec   *recorder
+	// gate blocks requests while the client is paused (a GC pause stops
+	// every goroutine of the process, keep-alive included).
+	gate *pauseGate
+}
+
+var _ http.RoundTripper = (*recordingTransport)(nil)
+
+// maxRecordedBody bounds what is read of a reply to record it.
+const maxRecordedBody = 1 << 20
+
+func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.gate.wait(req.Context()); err != nil {
+		return nil, err
+	}
+	var body []byte
+	if req.Body != nil {
+		var err error
+		body, err = io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	in, ok := lockInput(req, body)
+	if !ok {
+		return t.inner.RoundTrip(req)
+	}
+	lane := t.rec.takeLane()
+	call := t.rec.now()
+	resp, err := t.inner.RoundTrip(req)
+	out := models.LockOutput{Unknown: true}
+	if err == nil {
+		reply, rerr := io.ReadAll(io.LimitReader(resp.Body, maxRecordedBody))
+		_ = resp.Body.Close()
+		if rerr != nil {
+			err = rerr
+		} else {
+			resp.Body = io.NopCloser(bytes.NewReader(reply))
+			out = lockOutput(in, resp.StatusCode, reply)
+		}
+	}
+	ret := t.rec.now()
+	if out.Unknown {
+		ret = never
+	}
+	t.rec.op(checker.Op{ClientID: lane, Input: in, Output: out, Call: call, Return: ret})
+	t.rec.giveLane(lane, out.Unknown)
+	return resp, err
+}
+
+// lockInput decodes a lock request into the model's input.
+func lockInput(req *http.Request, body []byte) (models.LockInput, bool) {
+	ms := func(v int64) int64 { return v * int64(time.Millisecond) }
+	switch req.URL.Path {
+	case api.PathAcquire:
+		var a api.AcquireRequest
+		if json.Unmarshal(body, &a) != nil {
+			return models.LockInput{}, false
+		}
+		return models.LockInput{Op: models.Acquire, Resource: a.Resource, ClientID: a.ClientID, Mode: string(a.Mode),
+			TTL: ms(a.TTL), Wait: a.Wait > 0, RequestID: a.RequestID, Policy: string(a.Policy)}, true
+	case api.PathRelease:
+		var r api.ReleaseRequest
+		if json.Unmarshal(body, &r) != nil {
+			return models.LockInput{}, false
+		}
+		return models.LockInput{Op: models.Release, Resource: r.Resource, LeaseID: r.LeaseID}, true
+	case api.PathRenew:
+		var r api.RenewRequest
+		if json.Unmarshal(body, &r) != nil {
+			return models.LockInput{}, false
+		}
+		return models.LockInput{Op: models.Renew, Resource: r.Resource, LeaseID: r.LeaseID, TTL: ms(r.TTL)}, true
+	case api.PathStatus:
+		q := req.URL.Query()
+		if q.Get("stale") != "" {
+			return models.LockInput{}, false // not linearizable by contract
+		}
+		return models.LockInput{Op: models.Status, Resource: q.Get("resource")}, true
+	}
+	return models.LockInput{}, false
+}
+
+// lockOutput decodes a reply into the model's output. Only answers that
+// prove what happened are definite: 2xx, the 4xx of the contract, and 503
+// unavailable (surely not applied); everything else is unknown.
+func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput {
+	ms := func(v int64) int64 { return v * int64(time.Millisecond) }
+	unknown := models.LockOutput{Unknown: true}
+	if status/100 != 2 {
+		var e api.Error
+		if json.Unmarshal(body, &e) != nil || e.Code == "" {
+			return unknown
+		}
+		switch e.Code {
+		case api.CodeNotHolder:
+			return models.LockOutput{Code: models.CodeNotHolder}
+		case api.CodeLeaseEnded:
+			return models.LockOutput{Code: models.CodeLeaseEnded, LeaseID: e.LeaseID, Token: e.FencingToken}
+		case api.CodeRequestIDReused:
+			return models.LockOutput{Code: models.CodeRequestIDReused}
+		case api.CodeInvalidArgument, api.CodeResourceExhausted, api.CodeUnavailable:
+			return models.LockOutput{Code: string(e.Code)}
+		}
+		return unknown
+	}
+	switch in.Op {
+	case models.Acquire:
+		var a api.AcquireResponse
+		if json.Unmarshal(body, &a) != nil {
+			return unknown
+		}
+		out := models.LockOutput{LogTime: ms(a.LogTime), Granted: a.Granted}
+		if a.Granted {
+			out.LeaseID, out.Token, out.ExpiresAt = a.LeaseID, a.FencingToken, ms(a.LogTime+a.ExpiresIn)
+		}
+		return out
+	case models.Release:
+		var r api.ReleaseResponse
+		if json.Unmarshal(body, &r) != nil {
+			return unknown
+		}
+		return models.LockOutput{LogTime: ms(r.LogTime)}
+	case models.Renew:
+		var r api.RenewResponse
+		if json.Unmarshal(body, &r) != nil {
+			return unknown
+		}
+		return models.LockOutput{LogTime: ms(r.LogTime), Token: r.FencingToken, ExpiresAt: ms(r.LogTime + r.ExpiresIn)}
+	case models.Status:
+		var st api.StatusResponse
+		if json.Unmarshal(body, &st) != nil {
+			return unknown
+		}
+		out := models.LockOutput{LogTime: ms(st.LogTime)}
+		for _, h := range st.Holders {
+			out.Holders = append(out.Holders, models.HolderView{LeaseID: h.LeaseID, Mode: string(h.Mode),
+				Token: h.FencingToken, ExpiresAt: ms(st.LogTime + h.ExpiresIn)})
+		}
+		return out
+	}
+	return unknown
+}
+
+// pauseGate holds a client's requests while it is paused.
+type pauseGate struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+// pause freezes the client for d from now.
+func (g *pauseGate) pause(d time.Duration) {
+	g.mu.Lock()
+	g.until = time.Now().Add(d)
+	g.mu.Unlock()
+}
+
+// left is how long the client stays paused.
+func (g *pauseGate) left() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return time.Until(g.until)
+}
+
+// wait returns once the client is not paused, or with ctx's error.
+func (g *pauseGate) wait(ctx interface {
+	Done() <-chan struct{}
+	Err() error
+}) error {
+	for {
+		d := g.left()
+		if d <= 0 {
+			return nil
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
