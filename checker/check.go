@@ -18,6 +18,10 @@ const (
 	CheckFIFO            = "fifo"
 	CheckLiveness        = "liveness"
 	CheckHerd            = "herd"
+	// CheckLostState: replicas applied different entries at one index.
+	CheckLostState = "lost-state"
+	// CheckDivergence: one entry left different states on two replicas.
+	CheckDivergence = "divergence"
 )
 
 // DefaultLinearizabilityTimeout is used when Options leaves it zero.
@@ -154,6 +158,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 		res.Notes = append(res.Notes, "history is malformed; later checks skipped")
 		return finish()
 	}
+	checkReplicas(h, &f)
 
 	lin, info, note := checkLinearizability(ctx, h, opts, &f)
 	res.Stats.Linearizability = lin

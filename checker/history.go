@@ -27,6 +27,7 @@ type History struct {
 	Trace    []TraceEvent      `json:"trace"`
 	Faults   []Fault           `json:"faults"`
 	Wakeups  []Wakeup          `json:"wakeups"`
+	Replicas Replicas          `json:"replicas"`
 	Notes    map[string]string `json:"notes,omitempty"`
 }
 
@@ -117,16 +118,40 @@ type Wakeup struct {
 	Waiters  int    `json:"waiters"`
 }
 
+// Replicas is what comparing the replicas of each group found: every
+// replica's log entry and resulting state at each index it applied, held
+// against the first replica that applied that index.
+type Replicas struct {
+	// Compared counts the (replica, index) pairs compared.
+	Compared   int               `json:"compared"`
+	Mismatches []ReplicaMismatch `json:"mismatches,omitempty"`
+}
+
+// ReplicaMismatch is one replica that left a log index differently from
+// the first replica that applied it.
+type ReplicaMismatch struct {
+	Group int    `json:"group"`
+	Index uint64 `json:"index"`
+	Node  string `json:"node"`
+	First string `json:"first"`
+	// EntryDiffers: the entries themselves differ, so a committed entry was
+	// replaced (lost state); otherwise one entry left different states
+	// (the replicas diverged: nondeterminism or a snapshot that restores
+	// something else than it saved).
+	EntryDiffers bool `json:"entry_differs"`
+}
+
 // historyFiles maps each concern to its file.
 func (h *History) historyFiles(meta *historyMeta) map[string]any {
 	return map[string]any{
-		"meta.json":    meta,
-		"ops.json":     &h.Ops,
-		"writes.json":  &h.Writes,
-		"grants.json":  &h.Grants,
-		"trace.json":   &h.Trace,
-		"faults.json":  &h.Faults,
-		"wakeups.json": &h.Wakeups,
+		"meta.json":     meta,
+		"ops.json":      &h.Ops,
+		"writes.json":   &h.Writes,
+		"grants.json":   &h.Grants,
+		"trace.json":    &h.Trace,
+		"faults.json":   &h.Faults,
+		"wakeups.json":  &h.Wakeups,
+		"replicas.json": &h.Replicas,
 	}
 }
 

@@ -30,6 +30,10 @@ type Cluster struct {
 	byID   map[string]*member
 	order  []string
 	work   *workload
+	// snap is how often nodes snapshot; snapshots and restores count what
+	// stopped nodes did (the run reports them: snapshots must be exercised).
+	snap                Snapshots
+	snapshots, restores atomic.Uint64
 
 	mu sync.Mutex
 }
@@ -53,10 +57,12 @@ type clusterOptions struct {
 	groups, nodes int
 	seed          uint64
 	bug           node.Bug
+	snap          Snapshots
 }
 
 func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster, error) {
-	c := &Cluster{run: fmt.Sprintf("run%d", runCounter.Add(1)), net: net, rec: rec, bug: opts.bug, byID: make(map[string]*member)}
+	c := &Cluster{run: fmt.Sprintf("run%d", runCounter.Add(1)), net: net, rec: rec, bug: opts.bug,
+		byID: make(map[string]*member), snap: opts.snap.withDefaults()}
 	seeds := rand.New(rand.NewPCG(opts.seed, 7))
 	for g := 0; g < opts.groups; g++ {
 		var peers []node.Peer
@@ -106,7 +112,10 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 		Transport: tr, Stores: m.stores,
 		Forwarder: node.NewHTTPForwarder(&sim.HTTPTransport{Net: c.net, From: m.id}),
 		LeaseIDs:  m.leaseID, Bug: c.bug,
-		OnEvent: func(ev lock.Event) { c.rec.event(m.id, m.group, ev) },
+		SnapshotThreshold: c.snap.Threshold, TrailingLogs: c.snap.TrailingLogs,
+		SnapshotInterval: time.Duration(c.snap.IntervalMs) * time.Millisecond,
+		OnEvent:          func(ev lock.Event) { c.rec.event(m.id, m.group, ev) },
+		OnApply:          func(index uint64, entry []byte, st *lock.State) { c.rec.apply(m.id, m.group, index, entry, st) },
 		OnWake: func(res string, index uint64, lease lock.LeaseID, woken int) {
 			c.rec.wake(m.group, res, index, lease, woken)
 		},
@@ -202,6 +211,9 @@ func (c *Cluster) Crash(id string) error {
 	if n == nil {
 		return nil
 	}
+	st := n.Stats()
+	c.snapshots.Add(st.Snapshots)
+	c.restores.Add(st.Restores)
 	c.net.HandleHTTP(id, nil)
 	return n.Shutdown()
 }

@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"sync"
@@ -24,9 +24,12 @@ type recorder struct {
 	freeLanes []int
 	trace     map[traceKey]checker.TraceEvent
 	perNode   map[string]*nodeCursor
-	divergent []string
-	wakeups   map[wakeKey]int
-	faults    []checker.Fault
+	// applied holds, per group and index, the first replica to apply it;
+	// replicas checker.Replicas the comparisons with it.
+	applied  map[traceKey]appliedAt
+	replicas checker.Replicas
+	wakeups  map[wakeKey]int
+	faults   []checker.Fault
 }
 
 type traceKey struct {
@@ -54,6 +57,7 @@ func newRecorder() *recorder {
 		start:   time.Now(),
 		trace:   make(map[traceKey]checker.TraceEvent),
 		perNode: make(map[string]*nodeCursor),
+		applied: make(map[traceKey]appliedAt),
 		wakeups: make(map[wakeKey]int),
 	}
 	r.fenced = checker.NewFencedStore(r.now)
@@ -117,16 +121,48 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
 		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt,
 	}
-	if prev, ok := r.trace[key]; ok {
-		if prev.Kind != te.Kind || prev.LeaseID != te.LeaseID || prev.Token != te.Token || prev.Resource != te.Resource {
-			if len(r.divergent) < 20 {
-				r.divergent = append(r.divergent, fmt.Sprintf("group %d index %d: %s saw %s %s token %d, first seen %s %s token %d",
-					group+1, ev.Index, nodeID, te.Kind, te.Resource, te.Token, prev.Kind, prev.Resource, prev.Token))
-			}
-		}
+	if _, ok := r.trace[key]; !ok {
+		r.trace[key] = te // replicas are compared entry by entry in apply
+	}
+}
+
+// appliedAt is what one replica left at one index.
+type appliedAt struct {
+	node         string
+	entry, state uint64
+}
+
+// maxMismatches bounds the replica mismatches kept (the rest are counted
+// only by Compared).
+const maxMismatches = 50
+
+// apply compares what node applied at index, and the state it left, with
+// the first replica of its group that applied that index.
+func (r *recorder) apply(node string, group int, index uint64, entry []byte, st *lock.State) {
+	a := appliedAt{node: node, entry: fnv64(entry), state: fnv64(st.Snapshot())}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := traceKey{group: group, index: index}
+	first, ok := r.applied[key]
+	if !ok {
+		r.applied[key] = a
 		return
 	}
-	r.trace[key] = te
+	r.replicas.Compared++
+	if first.entry == a.entry && first.state == a.state {
+		return
+	}
+	if len(r.replicas.Mismatches) < maxMismatches {
+		r.replicas.Mismatches = append(r.replicas.Mismatches, checker.ReplicaMismatch{
+			Group: group, Index: index, Node: node, First: first.node, EntryDiffers: first.entry != a.entry,
+		})
+	}
+}
+
+func fnv64(b []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
 }
 
 func (r *recorder) wake(group int, resource string, index uint64, lease lock.LeaseID, woken int) {
@@ -155,7 +191,9 @@ func (r *recorder) Fault(name, target string, start, end time.Time) {
 func (r *recorder) history(seed int64, scenario string) *checker.History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h := &checker.History{Seed: seed, Scenario: scenario, Ops: slices.Clone(r.ops), Faults: slices.Clone(r.faults)}
+	h := &checker.History{Seed: seed, Scenario: scenario, Ops: slices.Clone(r.ops), Faults: slices.Clone(r.faults),
+		Replicas: r.replicas}
+	h.Replicas.Mismatches = slices.Clone(r.replicas.Mismatches)
 	keys := make([]traceKey, 0, len(r.trace))
 	for k := range r.trace {
 		keys = append(keys, k)

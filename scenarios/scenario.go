@@ -42,6 +42,33 @@ type Scenario struct {
 	Schedule nemesis.Schedule `json:"schedule,omitempty"`
 	Checks   Checks           `json:"checks"`
 	Expect   Expect           `json:"expect"`
+	// Snapshots tunes how often nodes snapshot; small by default, so every
+	// run takes snapshots and lagging or restarted followers install them.
+	Snapshots Snapshots `json:"snapshots,omitempty"`
+}
+
+// Snapshots is when the nodes of a run snapshot their state machine.
+// Zero fields take the defaults of withDefaults.
+type Snapshots struct {
+	// Threshold is the number of entries since the last snapshot that
+	// triggers one; TrailingLogs are kept after it, so a follower further
+	// behind than that is sent the snapshot.
+	Threshold    uint64 `json:"threshold,omitempty"`
+	TrailingLogs uint64 `json:"trailing_logs,omitempty"`
+	IntervalMs   int64  `json:"interval_ms,omitempty"`
+}
+
+func (s Snapshots) withDefaults() Snapshots {
+	if s.Threshold == 0 {
+		s.Threshold = 64
+	}
+	if s.TrailingLogs == 0 {
+		s.TrailingLogs = 16
+	}
+	if s.IntervalMs == 0 {
+		s.IntervalMs = 500
+	}
+	return s
 }
 
 // Network is the simulated network's behaviour on every link.

@@ -196,9 +196,10 @@ func printOutcome(w io.Writer, s scenarios.Scenario, seed int64, o options, out 
 		fmt.Fprintf(w, "%s=%s\n", p.Name, p.Value)
 	}
 	st := out.Result.Stats
-	fmt.Fprintf(w, "virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d\n",
+	fmt.Fprintf(w, "virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d snapshots=%d restores=%d replicas_compared=%d\n",
 		out.Virtual.Round(time.Millisecond), wall.Round(time.Millisecond),
-		out.Virtual.Seconds()/wall.Seconds(), st.Ops, st.UnknownOps, st.Grants, st.Inversions)
+		out.Virtual.Seconds()/wall.Seconds(), st.Ops, st.UnknownOps, st.Grants, st.Inversions,
+		out.Snapshots, out.Restores, out.Compared)
 	// Every saved report is named, whatever the verdict, so nobody has to
 	// guess the directory layout.
 	printDir := func() {

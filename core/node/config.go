@@ -86,6 +86,10 @@ type Config struct {
 	// OnEvent, when set, sees every state machine event this node applies
 	// (the simulator records them as the trace).
 	OnEvent func(lock.Event)
+	// OnApply, when set, sees each command entry right after it applied:
+	// its index and bytes, and the state it left (read-only, valid only
+	// during the call). The simulator compares replicas with it.
+	OnApply func(index uint64, entry []byte, state *lock.State)
 	// OnWake, when set, sees each wake-up of blocked callers by an applied
 	// entry: the queued request (lease id) whose grant or cancel woke its
 	// caller(s), or, for a freed lock, a zero id and how many racers woke

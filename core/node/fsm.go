@@ -22,6 +22,11 @@ type fsm struct {
 	wallClock Clock
 	// applied sees each entry's events after they are dispatched.
 	applied func(index uint64, events []lock.Event)
+	// onApply is Config.OnApply.
+	onApply func(index uint64, entry []byte, state *lock.State)
+	// snapshots and restores count Snapshot and Restore calls (guarded by
+	// mu), so a test can tell that snapshots were exercised.
+	snapshots, restores uint64
 }
 
 var (
@@ -73,6 +78,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		if len(events) > 0 {
 			f.dispatch(l.Index, events)
 		}
+		if f.onApply != nil {
+			f.onApply(l.Index, l.Data, f.state)
+		}
 	}
 	return out
 }
@@ -99,6 +107,7 @@ func (f *fsm) read(fn func(*lock.State)) {
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.snapshots++
 	return snapshot(f.state.Snapshot()), nil
 }
 
@@ -110,6 +119,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.restores++
 	return f.state.Restore(b)
 }
 

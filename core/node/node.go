@@ -28,8 +28,10 @@ type Node struct {
 	storedAtStart uint64
 	orphans       chan lock.Event
 	done          chan struct{}
-	wg            sync.WaitGroup
-	once          sync.Once
+	// applying is held (shared) by every raft.Apply in progress.
+	applying sync.RWMutex
+	wg       sync.WaitGroup
+	once     sync.Once
 }
 
 // New starts a node: it opens Raft on the given transport and stores,
@@ -52,6 +54,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	f.applied = n.noticeOrphans
+	f.onApply = cfg.OnApply
 	n.fsm = f
 	stored, err := storedIndex(cfg.Stores)
 	if err != nil {
@@ -126,6 +129,8 @@ func (n *Node) Shutdown() error {
 	var err error
 	n.once.Do(func() {
 		close(n.done)
+		n.applying.Lock() // waits out applies in progress (see applyLocal)
+		n.applying.Unlock()
 		n.wg.Wait()
 		err = n.raft.Shutdown().Error()
 		if c, ok := n.cfg.Transport.(raft.WithClose); ok {
@@ -183,6 +188,9 @@ type Stats struct {
 	CommitIndex  uint64
 	AppliedIndex uint64
 	Lock         lock.Metrics
+	// Snapshots and Restores count the state machine snapshots this node
+	// took and restored since it started.
+	Snapshots, Restores uint64
 }
 
 // Stats reads Raft and state machine counters.
@@ -193,7 +201,7 @@ func (n *Node) Stats() Stats {
 		CommitIndex:  n.raft.CommitIndex(),
 		AppliedIndex: n.raft.AppliedIndex(),
 	}
-	n.fsm.read(func(st *lock.State) { s.Lock = st.Metrics() })
+	n.fsm.read(func(st *lock.State) { s.Lock = st.Metrics(); s.Snapshots, s.Restores = n.fsm.snapshots, n.fsm.restores })
 	return s
 }
 

@@ -74,6 +74,16 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (lock.Result, erro
 // node's monotonic clock and the members it cannot reach, and waits for it
 // to apply.
 func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, error) {
+	// hashicorp/raft leaves an entry it took into its apply channel just
+	// before shutting down unanswered for ever; Shutdown waits for every
+	// apply in progress, and none starts after it.
+	n.applying.RLock()
+	defer n.applying.RUnlock()
+	select {
+	case <-n.done:
+		return lock.Result{}, ErrShutdown
+	default:
+	}
 	cmd.Mono = int64(n.cfg.Clock.Now())
 	cmd.Suspects = n.contacts.suspects(time.Now(), n.cfg.UnreachableAfter)
 	timeout := n.cfg.ProposeTimeout
