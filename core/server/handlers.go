@@ -33,7 +33,9 @@ func (s *Server) acquire(req *request) (any, error) {
 		Resource: in.Resource, ClientID: in.ClientID, RequestID: in.RequestID,
 		Mode: mode, Policy: policy, TTLMs: in.TTL, WaitMs: in.Wait,
 	}
-	ctx, cancel := s.deadline(req.r.Context(), time.Duration(in.Wait)*time.Millisecond)
+	wait := time.Duration(in.Wait) * time.Millisecond
+	req.allowWait(wait)
+	ctx, cancel := s.deadline(req.r.Context(), wait)
 	defer cancel()
 	res, err := s.node.Acquire(ctx, cmd)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,23 @@ type Config struct {
 	RequestTimeout time.Duration
 	// MaxBodyBytes bounds request bodies.
 	MaxBodyBytes int64
+	// ReadTimeout bounds receiving a request's headers and, separately,
+	// its body: a client that stalls mid-request is answered 400 and cut
+	// off instead of holding a connection open.
+	ReadTimeout time.Duration
+	// WriteTimeout is the time allowed to write a reply after the request's
+	// own deadline (RequestTimeout, plus the wait of a blocking acquire).
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle for this long.
+	IdleTimeout time.Duration
+	// MaxInFlight bounds the API requests (acquire, release, renew, status,
+	// cluster) served at once, blocked acquires included; one more is
+	// answered 503 unavailable at once. Probes and /metrics are not counted.
+	MaxInFlight int
+	// MaxWait is the longest acquire wait the state machine accepts
+	// (lock.Config.MaxWait); it sizes the write deadline of requests
+	// forwarded from other members.
+	MaxWait time.Duration
 	// ReadyLeaderContact is how recently a node must have heard from its
 	// leader to be ready (/readyz).
 	ReadyLeaderContact time.Duration
@@ -39,14 +57,31 @@ type Config struct {
 // DefaultConfig returns the front-end defaults.
 func DefaultConfig() Config {
 	return Config{
-		RequestTimeout:     5 * time.Second,
-		MaxBodyBytes:       64 << 10,
+		RequestTimeout: 5 * time.Second,
+		MaxBodyBytes:   64 << 10,
+		ReadTimeout:    10 * time.Second,
+		WriteTimeout:   5 * time.Second,
+		IdleTimeout:    2 * time.Minute,
+		MaxInFlight:    10_000,
+		MaxWait:        lock.DefaultConfig().MaxWait,
+		// A follower hears from its leader every heartbeat (a tenth of the
+		// heartbeat timeout); two seconds of silence means it is cut off.
 		ReadyLeaderContact: 2 * time.Second,
 		// A few Raft batches (up to 512 entries each) may sit between
 		// commit and apply on a healthy, busy node.
 		ReadyApplyLag: 4096,
 	}
 }
+
+// Connection limits of HTTPServer.
+const (
+	// maxHeaderBytes bounds a request's header block.
+	maxHeaderBytes = 64 << 10
+	// maxStreamsPerConn bounds concurrent requests on one HTTP/2
+	// connection, should h2 be enabled (it needs TLS, which lockd does not
+	// serve). An HTTP/1.1 connection runs one request at a time.
+	maxStreamsPerConn = 100
+)
 
 // leaderViewTimeout bounds a follower's fetch of the leader's /cluster.
 const leaderViewTimeout = time.Second
@@ -59,6 +94,8 @@ type Server struct {
 	mux     *http.ServeMux
 	// peers fetches the leader's view for GET /cluster on a follower.
 	peers *http.Client
+	// inFlight holds one token per API request being served.
+	inFlight chan struct{}
 }
 
 // New builds the HTTP API for n. Each server has its own metrics registry
@@ -70,6 +107,21 @@ func New(n *node.Node, cfg Config) *Server {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = def.MaxBodyBytes
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = def.ReadTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = def.WriteTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = def.IdleTimeout
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = def.MaxInFlight
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = def.MaxWait
 	}
 	if cfg.ReadyLeaderContact <= 0 {
 		cfg.ReadyLeaderContact = def.ReadyLeaderContact
@@ -83,13 +135,17 @@ func New(n *node.Node, cfg Config) *Server {
 	reg := prometheus.NewRegistry()
 	s := &Server{
 		node: n, cfg: cfg, metrics: newMetrics(reg, n), mux: http.NewServeMux(),
-		peers: &http.Client{Timeout: leaderViewTimeout},
+		peers:    &http.Client{Timeout: leaderViewTimeout},
+		inFlight: make(chan struct{}, cfg.MaxInFlight),
 	}
-	s.route(api.PathAcquire, endpoint{method: http.MethodPost, op: "acquire", h: s.acquire})
-	s.route(api.PathRelease, endpoint{method: http.MethodPost, op: "release", h: s.release})
-	s.route(api.PathRenew, endpoint{method: http.MethodPost, op: "renew", h: s.renew})
-	s.route(api.PathStatus, endpoint{method: http.MethodGet, op: "status", params: []string{"resource", "stale"}, h: s.status})
-	s.route(api.PathCluster, endpoint{method: http.MethodGet, op: "cluster", params: []string{"local"}, h: s.cluster})
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "lockstep_http_in_flight", Help: "API requests being served (bounded by MaxInFlight).",
+	}, func() float64 { return float64(len(s.inFlight)) }))
+	s.route(api.PathAcquire, endpoint{method: http.MethodPost, op: "acquire", limited: true, h: s.acquire})
+	s.route(api.PathRelease, endpoint{method: http.MethodPost, op: "release", limited: true, h: s.release})
+	s.route(api.PathRenew, endpoint{method: http.MethodPost, op: "renew", limited: true, h: s.renew})
+	s.route(api.PathStatus, endpoint{method: http.MethodGet, op: "status", limited: true, params: []string{"resource", "stale"}, h: s.status})
+	s.route(api.PathCluster, endpoint{method: http.MethodGet, op: "cluster", limited: true, params: []string{"local"}, h: s.cluster})
 	s.route(api.PathLive, endpoint{method: http.MethodGet, op: "livez", h: s.live})
 	s.route(api.PathReady, endpoint{method: http.MethodGet, op: "readyz", h: s.ready})
 	s.route(api.PathHealth, endpoint{method: http.MethodGet, op: "healthz", h: s.ready})
@@ -102,8 +158,36 @@ func New(n *node.Node, cfg Config) *Server {
 	return s
 }
 
+// HTTPServer returns an http.Server for Handler with the connection limits
+// of the config. It sets no ReadTimeout or WriteTimeout: one deadline for
+// every request would cut blocking acquires short (a wait may last
+// MaxWait), so Handler sets deadlines per request instead.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.cfg.ReadTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConn},
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
+	}
+}
+
 // Handler returns the http.Handler serving every endpoint.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// net/http keeps a connection's write deadline from one request to
+		// the next, so every request sets its own; an acquire extends it by
+		// its wait once the body is read. A request forwarded by another
+		// member may carry any wait up to MaxWait.
+		budget := s.cfg.RequestTimeout + s.cfg.WriteTimeout
+		if r.URL.Path == node.ForwardPath {
+			budget += s.cfg.MaxWait
+		}
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(budget))
+		s.mux.ServeHTTP(w, r)
+	})
+}
 
 // endpoint describes one API route.
 type endpoint struct {
@@ -113,7 +197,9 @@ type endpoint struct {
 	op string
 	// params are the query parameters the route accepts; any other is 400.
 	params []string
-	h      handlerFunc
+	// limited routes count against Config.MaxInFlight.
+	limited bool
+	h       handlerFunc
 }
 
 // request is what a handler gets: the parsed query and the whole body,
@@ -122,6 +208,13 @@ type request struct {
 	r     *http.Request
 	query url.Values
 	body  []byte
+	rc    *http.ResponseController
+	s     *Server
+}
+
+// allowWait extends the write deadline to cover a blocking acquire's wait.
+func (req *request) allowWait(wait time.Duration) {
+	_ = req.rc.SetWriteDeadline(time.Now().Add(req.s.cfg.RequestTimeout + wait + req.s.cfg.WriteTimeout))
 }
 
 // handlerFunc answers with a body (200, or the status of a reply) or an
@@ -175,14 +268,39 @@ func (s *Server) route(path string, e endpoint) {
 	})))
 }
 
-// serve reads the request and runs the handler.
+// serve admits the request, reads its body within ReadTimeout and runs
+// the handler.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, e endpoint) (any, error) {
+	if e.limited {
+		select {
+		case s.inFlight <- struct{}{}:
+			defer func() { <-s.inFlight }()
+		default:
+			// Shed at once: nothing was done, so the client may retry.
+			w.Header().Set("Retry-After", "1")
+			return nil, fmt.Errorf("%w: server busy: %d requests in flight, retry later", node.ErrUnavailable, s.cfg.MaxInFlight)
+		}
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
+		// The deadline stays: after the handler net/http reads on to
+		// discard the rest of the body, and must not wait forever either.
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The rest of the body may still arrive: the connection cannot
+			// carry another request.
+			w.Header().Set("Connection", "close")
+			return nil, fmt.Errorf("%w: request body not received within the %s read timeout", lock.ErrInvalid, s.cfg.ReadTimeout)
+		}
 		return nil, bodyError(err)
 	}
+	// Cleared at once: with the body read, net/http watches the connection
+	// for the client going away, and a deadline passing during a long
+	// acquire would look like that and cancel it.
+	_ = rc.SetReadDeadline(time.Time{})
 	// guard has refused malformed, unknown and repeated parameters.
-	return e.h(&request{r: r, query: r.URL.Query(), body: body})
+	return e.h(&request{r: r, query: r.URL.Query(), body: body, rc: rc, s: s})
 }
 
 // bodyError explains why the body could not be read.

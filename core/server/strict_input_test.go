@@ -32,6 +32,10 @@ func wantInvalid(t *testing.T, code int, b []byte) {
 func TestInvalidUTF8IsRejectedBeforeDecoding(t *testing.T) {
 	ts, c := newServer(t)
 	const lease = "00112233445566778899aabbccddeeff"
+	// Once an acquire is applied, the new leader's first entries are too.
+	if code, b := do(t, "POST", ts.URL+api.PathAcquire, `{"resource":"held","client_id":"a","ttl":60000}`); code != 200 {
+		t.Fatalf("warm-up acquire: %d %s", code, b)
+	}
 	before := c.Nodes[0].Snapshot()
 	cases := []struct{ name, path, body string }{
 		{"resource raw 0xff", api.PathAcquire, "{\"resource\":\"col\xff\",\"client_id\":\"a\",\"ttl\":1000}"},
@@ -82,6 +86,10 @@ func TestInvalidUTF8IsRejectedBeforeDecoding(t *testing.T) {
 func TestJSONKeysAreExactAndUnique(t *testing.T) {
 	ts, c := newServer(t)
 	const lease = "00112233445566778899aabbccddeeff"
+	// Once an acquire is applied, the new leader's first entries are too.
+	if code, b := do(t, "POST", ts.URL+api.PathAcquire, `{"resource":"held","client_id":"a","ttl":60000}`); code != 200 {
+		t.Fatalf("warm-up acquire: %d %s", code, b)
+	}
 	before := c.Nodes[0].Snapshot()
 	cases := []struct{ name, path, body string }{
 		{"upper-case keys", api.PathAcquire, `{"RESOURCE":"r","CLIENT_ID":"a","TTL":1000}`},
