@@ -243,6 +243,8 @@ func classify(err error) (api.Code, string) {
 	switch {
 	case errors.Is(err, lock.ErrInvalid):
 		return api.CodeInvalidArgument, err.Error()
+	case errors.Is(err, errMethodNotAllowed):
+		return api.CodeMethodNotAllowed, err.Error()
 	case errors.Is(err, node.ErrNotHolder):
 		return api.CodeNotHolder, "lease is not held: it was released, expired, or never granted"
 	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks):

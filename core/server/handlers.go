@@ -163,7 +163,7 @@ func (s *Server) ready(*request) (any, error) {
 		return h, nil
 	}
 	h.Status, h.Error, h.Code = "unavailable", "not ready: "+reason, api.CodeUnavailable
-	return reply{status: api.CodeUnavailable.HTTPStatus(), body: h}, nil
+	return reply{code: api.CodeUnavailable, body: h}, nil
 }
 
 // health reads what the probes report.

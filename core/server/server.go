@@ -149,8 +149,7 @@ func New(n *node.Node, cfg Config) *Server {
 	s.route(api.PathLive, endpoint{method: http.MethodGet, op: "livez", h: s.live})
 	s.route(api.PathReady, endpoint{method: http.MethodGet, op: "readyz", h: s.ready})
 	s.route(api.PathHealth, endpoint{method: http.MethodGet, op: "healthz", h: s.ready})
-	s.mux.Handle(api.PathMetrics, s.guard(api.PathMetrics, http.MethodGet, nil,
-		promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	s.mux.Handle(api.PathMetrics, guard(api.PathMetrics, http.MethodGet, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	s.mux.Handle(node.ForwardPath, n.ForwardHandler())
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.CodeNotFound, "no such endpoint: "+r.URL.Path)
@@ -221,26 +220,34 @@ func (req *request) allowWait(wait time.Duration) {
 // error; route does the rest.
 type handlerFunc func(req *request) (any, error)
 
-// reply is a handler answer with a status other than 200.
+// reply is a handler answer other than 200 OK, with a body of its own.
 type reply struct {
-	status int
-	body   any
+	code api.Code
+	body any
 }
 
-// guard answers 405 for a method other than method (and HEAD on a GET
-// route) and 400 for a query string parseQuery refuses, then calls next.
-func (s *Server) guard(path, method string, params []string, next http.Handler) http.Handler {
-	allow := method
-	if method == http.MethodGet {
-		allow = "GET, HEAD"
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != method && (method != http.MethodGet || r.Method != http.MethodHead) {
-			w.Header().Set("Allow", allow)
-			writeError(w, api.CodeMethodNotAllowed, fmt.Sprintf("%s not allowed on %s, use %s", r.Method, path, allow))
-			return
+// errMethodNotAllowed marks a method the endpoint does not take.
+var errMethodNotAllowed = errors.New("method not allowed")
+
+// precheck refuses a method other than method (HEAD is also fine on a GET
+// endpoint), setting Allow, and a query string parseQuery refuses.
+func precheck(w http.ResponseWriter, r *http.Request, path, method string, params []string) error {
+	if r.Method != method && (method != http.MethodGet || r.Method != http.MethodHead) {
+		allow := method
+		if method == http.MethodGet {
+			allow = "GET, HEAD"
 		}
-		if _, err := parseQuery(r.URL.RawQuery, params); err != nil {
+		w.Header().Set("Allow", allow)
+		return fmt.Errorf("%w: %s on %s, use %s", errMethodNotAllowed, r.Method, path, allow)
+	}
+	_, err := parseQuery(r.URL.RawQuery, params)
+	return err
+}
+
+// guard runs precheck before a handler that is not a route (/metrics).
+func guard(path, method string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := precheck(w, r, path, method, nil); err != nil {
 			code, msg := classify(err)
 			writeError(w, code, msg)
 			return
@@ -250,22 +257,26 @@ func (s *Server) guard(path, method string, params []string, next http.Handler) 
 }
 
 func (s *Server) route(path string, e endpoint) {
-	s.mux.Handle(path, s.guard(path, e.method, e.params, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		out, err := s.serve(w, r, e)
+		var out any
+		err := precheck(w, r, path, e.method, e.params)
+		if err == nil {
+			out, err = s.serve(w, r, e)
+		}
 		result := "ok"
 		if err != nil {
 			code, msg := classify(err)
 			result = string(code)
 			writeError(w, code, msg)
 		} else if rep, ok := out.(reply); ok {
-			result = fmt.Sprint(rep.status)
-			writeJSON(w, rep.status, rep.body)
+			result = string(rep.code)
+			writeJSON(w, rep.code.HTTPStatus(), rep.body)
 		} else {
 			writeJSON(w, http.StatusOK, out)
 		}
 		s.metrics.observe(e.op, result, time.Since(start))
-	})))
+	})
 }
 
 // serve admits the request, reads its body within ReadTimeout and runs
@@ -299,7 +310,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, e endpoint) (any,
 	// for the client going away, and a deadline passing during a long
 	// acquire would look like that and cancel it.
 	_ = rc.SetReadDeadline(time.Time{})
-	// guard has refused malformed, unknown and repeated parameters.
+	// precheck has refused malformed, unknown and repeated parameters.
 	return e.h(&request{r: r, query: r.URL.Query(), body: body, rc: rc, s: s})
 }
 
