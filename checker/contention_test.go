@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/models"
 )
 
@@ -161,7 +162,7 @@ func (c *contention) decide(cl *simClient) {
 	case models.Status:
 		out := models.LockOutput{LogTime: c.now}
 		for _, h := range c.holders {
-			out.Holders = append(out.Holders, models.HolderView{LeaseID: h.id, Mode: models.Exclusive, Token: h.token, ExpiresAt: h.expires})
+			out.Holders = append(out.Holders, models.HolderView{Fingerprint: api.LeaseFingerprint(h.id), Mode: models.Exclusive, Token: h.token, ExpiresAt: h.expires})
 		}
 		c.reply(cl, out, c.now, false)
 	}

@@ -78,12 +78,13 @@ type LockOutput struct {
 	Holders []HolderView `json:"holders,omitempty"`
 }
 
-// HolderView is one holder as a status reply reports it.
+// HolderView is one holder as a status reply reports it: by the
+// fingerprint of its lease id (api.LeaseFingerprint), never the id itself.
 type HolderView struct {
-	LeaseID   string `json:"lease_id"`
-	Mode      string `json:"mode"`
-	Token     uint64 `json:"token"`
-	ExpiresAt int64  `json:"expires_at"`
+	Fingerprint string `json:"lease_fingerprint"`
+	Mode        string `json:"mode"`
+	Token       uint64 `json:"token"`
+	ExpiresAt   int64  `json:"expires_at"`
 }
 
 // DefaultTimeSlack is the slack of Lock: the HTTP API reports log time and
@@ -244,7 +245,7 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 	case in.Op == Status:
 		hs := make([]string, len(out.Holders))
 		for i, h := range out.Holders {
-			hs[i] = fmt.Sprintf("%s:%s#%d exp=%s", h.LeaseID, shortMode(h.Mode), h.Token, fmtTime(h.ExpiresAt))
+			hs[i] = fmt.Sprintf("%s:%s#%d exp=%s", h.Fingerprint, shortMode(h.Mode), h.Token, fmtTime(h.ExpiresAt))
 		}
 		ret = "[" + strings.Join(hs, " ") + "]"
 	default:

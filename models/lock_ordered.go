@@ -141,7 +141,10 @@ func (sp lockSpec) stepOrdered(s orderedState, call lockCall, out LockOutput) (o
 		return s, fmt.Errorf("%w: %s", errOutOfLogOrder, fmtTime(n.logTime))
 	}
 	revealed := s.revealed
-	if l.phantoms < phantomsUnbounded {
+	if l.phantoms < phantomsUnbounded && n.phantoms < l.phantoms {
+		// Only a status reveals (lowers the count); a lease_ended acquire
+		// raises it in the reference, but here phantoms are derived from
+		// the plan, which already counts it.
 		revealed += int(l.phantoms - n.phantoms)
 	}
 	n.phantoms = 0 // derived per step from lockCall.phantoms
@@ -198,7 +201,7 @@ func (p *resourcePlan) nextAhead(ahead []int, call lockCall, now int64) []int {
 // Both merges are idempotent, so applying one again before every later
 // operation is what "at some unknown time from its call" means.
 func (sp lockSpec) mayTakeEffect(s lockState, in LockInput) lockState {
-	i := s.find(in.LeaseID)
+	i := s.find(leaseKey(in.LeaseID))
 	if i < 0 {
 		return s
 	}

@@ -17,10 +17,10 @@ func TestMayTakeEffect(t *testing.T) {
 		in   LockInput
 		want lease
 	}{
-		{"release makes it maybe gone", rel("L1"), lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, MaybeGone: true}},
-		{"longer renew opens it at the old expiry", renew("L1", 20*sec), lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, Open: true}},
-		{"shorter renew opens it at now+ttl", renew("L1", 2*sec), lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 3 * sec, TTL: 2 * sec, Open: true}},
-		{"renew with ttl 0 reuses the lease's", renew("L1", 0), lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, Open: true}},
+		{"release makes it maybe gone", rel("L1"), lease{ID: leaseKey("L1"), Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, MaybeGone: true}},
+		{"longer renew opens it at the old expiry", renew("L1", 20*sec), lease{ID: leaseKey("L1"), Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, Open: true}},
+		{"shorter renew opens it at now+ttl", renew("L1", 2*sec), lease{ID: leaseKey("L1"), Mode: Exclusive, Token: 1, ExpiresAt: 3 * sec, TTL: 2 * sec, Open: true}},
+		{"renew with ttl 0 reuses the lease's", renew("L1", 0), lease{ID: leaseKey("L1"), Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, Open: true}},
 		{"other lease untouched", rel("L9"), xLease("L1", 1, 10*sec)},
 	}
 	for _, tc := range cases {
@@ -43,7 +43,7 @@ func TestMayTakeEffect(t *testing.T) {
 
 // TestStepMaybeGone table-drives steps on a lease an indefinite release may have ended: nothing may rely on it being live, but a status listing it must still list it right.
 func TestStepMaybeGone(t *testing.T) {
-	gone := lease{ID: "L1", Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, MaybeGone: true}
+	gone := lease{ID: leaseKey("L1"), Mode: Exclusive, Token: 1, ExpiresAt: 10 * sec, TTL: 10 * sec, MaybeGone: true}
 	s1 := state(sec, 2, gone)
 	cases := []struct {
 		name    string

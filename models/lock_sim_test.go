@@ -72,7 +72,7 @@ func (s *refServer) apply(in LockInput, now int64) LockOutput {
 	default:
 		out := LockOutput{LogTime: now}
 		for id, l := range m {
-			out.Holders = append(out.Holders, HolderView{LeaseID: id, Mode: l.mode, Token: l.token, ExpiresAt: l.expires})
+			out.Holders = append(out.Holders, HolderView{Fingerprint: leaseKey(id), Mode: l.mode, Token: l.token, ExpiresAt: l.expires})
 		}
 		return out
 	}

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/lockstep/lockstep/core/api"
 )
 
 // Reasons a lock step is illegal. Porcupine only needs "no next state"; the
@@ -29,9 +31,10 @@ var (
 // decremented, which only makes the model more permissive (sound).
 const phantomsUnbounded = 255
 
-// lease is one holder the model knows by id.
+// lease is one holder the model knows. Leases are known by the fingerprint
+// of their id (leaseKey): a status reply names holders only so.
 type lease struct {
-	ID    string
+	ID    string // leaseKey of the lease id
 	Mode  string // normalized
 	Token uint64
 	// ExpiresAt is the expiry, or, when Open, a lower bound on it.
@@ -84,6 +87,10 @@ type request struct {
 	// lease ended but never that it is live.
 	Released bool
 }
+
+// leaseKey is how the model knows a lease: the fingerprint a status
+// reply shows for it.
+func leaseKey(id string) string { return api.LeaseFingerprint(id) }
 
 // requestKey names the request of an acquire, or "" without a request id.
 func requestKey(in LockInput) string {
@@ -227,8 +234,8 @@ func (sp lockSpec) acquire(s lockState, in LockInput, out LockOutput) ([]lockSta
 	}
 	key := requestKey(in)
 	if r, ok := s.request(key); ok {
-		if r.Lease != out.LeaseID {
-			return nil, fmt.Errorf("%w: %s answered %s, first %s", errRequestRegranted, in.RequestID, out.LeaseID, r.Lease)
+		if r.Lease != leaseKey(out.LeaseID) {
+			return nil, fmt.Errorf("%w: %s answered %s, first %s", errRequestRegranted, in.RequestID, leaseKey(out.LeaseID), r.Lease)
 		}
 		if r.Released && out.ExpiresAt > out.LogTime+sp.slack {
 			return nil, fmt.Errorf("%w: %s (request %s) live until %s at %s", errResurrected, out.LeaseID, in.RequestID, fmtTime(out.ExpiresAt), fmtTime(out.LogTime))
@@ -240,7 +247,7 @@ func (sp lockSpec) acquire(s lockState, in LockInput, out LockOutput) ([]lockSta
 	}
 	for i, n := range next {
 		if _, ok := n.request(key); !ok {
-			next[i] = n.withRequest(request{Key: key, Lease: out.LeaseID})
+			next[i] = n.withRequest(request{Key: key, Lease: leaseKey(out.LeaseID)})
 		}
 	}
 	return next, nil
@@ -253,13 +260,14 @@ func (sp lockSpec) acquire(s lockState, in LockInput, out LockOutput) ([]lockSta
 // (unknown) log time of the answer; and the request is L's.
 func (sp lockSpec) leaseEnded(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
 	key := requestKey(in)
-	if r, ok := s.request(key); ok && r.Lease != out.LeaseID {
-		return nil, fmt.Errorf("%w: %s answered %s, first %s", errRequestRegranted, in.RequestID, out.LeaseID, r.Lease)
+	id := leaseKey(out.LeaseID)
+	if r, ok := s.request(key); ok && r.Lease != id {
+		return nil, fmt.Errorf("%w: %s answered %s, first %s", errRequestRegranted, in.RequestID, id, r.Lease)
 	}
 	if s.phantoms < phantomsUnbounded {
 		s.phantoms++
 	}
-	next, err := sp.notHolder(s, out.LeaseID, 0)
+	next, err := sp.notHolder(s, id, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +275,7 @@ func (sp lockSpec) leaseEnded(s lockState, in LockInput, out LockOutput) ([]lock
 		// The grant came before this answer, so later grants exceed it.
 		n.tokenFloor = max(n.tokenFloor, out.Token+1)
 		if key != "" {
-			n = n.withRequest(request{Key: key, Lease: out.LeaseID, Released: true})
+			n = n.withRequest(request{Key: key, Lease: id, Released: true})
 		}
 		next[i] = n
 	}
@@ -294,10 +302,10 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	if out.Token < n.tokenFloor {
 		return nil, fmt.Errorf("%w: granted #%d, already saw #%d", errTokenOrder, out.Token, n.tokenFloor-1)
 	}
-	if n.find(out.LeaseID) >= 0 {
-		return nil, fmt.Errorf("%w: lease %s granted again", errConflict, out.LeaseID)
+	if n.find(leaseKey(out.LeaseID)) >= 0 {
+		return nil, fmt.Errorf("%w: lease %s granted again", errConflict, leaseKey(out.LeaseID))
 	}
-	n, err = sp.admit(n, lease{ID: out.LeaseID, Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAt, TTL: in.TTL})
+	n, err = sp.admit(n, lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAt, TTL: in.TTL})
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +347,7 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 	if err != nil {
 		return nil, err
 	}
-	l := lease{ID: out.LeaseID, Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAt, TTL: in.TTL}
+	l := lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAt, TTL: in.TTL}
 	if i := n.find(l.ID); i >= 0 {
 		k := n.leases[i]
 		if k.Token != l.Token || k.Mode != l.Mode {
@@ -369,7 +377,7 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 
 func (sp lockSpec) release(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
 	if out.Unknown {
-		i := s.find(in.LeaseID)
+		i := s.find(leaseKey(in.LeaseID))
 		if i < 0 {
 			return []lockState{s}, nil
 		}
@@ -381,20 +389,20 @@ func (sp lockSpec) release(s lockState, in LockInput, out LockOutput) ([]lockSta
 		if err != nil {
 			return nil, err
 		}
-		i := n.find(in.LeaseID)
+		i := n.find(leaseKey(in.LeaseID))
 		if i < 0 {
-			return nil, fmt.Errorf("%w: release of %s", errNotLive, in.LeaseID)
+			return nil, fmt.Errorf("%w: release of %s", errNotLive, leaseKey(in.LeaseID))
 		}
-		return []lockState{n.without(i).released(in.LeaseID)}, nil
+		return []lockState{n.without(i).released(leaseKey(in.LeaseID))}, nil
 	case CodeNotHolder:
-		return sp.notHolder(s, in.LeaseID, out.LogTime)
+		return sp.notHolder(s, leaseKey(in.LeaseID), out.LogTime)
 	}
 	return []lockState{s}, nil
 }
 
 func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
 	if out.Unknown {
-		i := s.find(in.LeaseID)
+		i := s.find(leaseKey(in.LeaseID))
 		if i < 0 {
 			return []lockState{s}, nil
 		}
@@ -415,9 +423,9 @@ func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState
 		if err != nil {
 			return nil, err
 		}
-		i := n.find(in.LeaseID)
+		i := n.find(leaseKey(in.LeaseID))
 		if i < 0 {
-			return nil, fmt.Errorf("%w: renew of %s", errNotLive, in.LeaseID)
+			return nil, fmt.Errorf("%w: renew of %s", errNotLive, leaseKey(in.LeaseID))
 		}
 		l := n.leases[i]
 		if out.Token != 0 && out.Token != l.Token {
@@ -430,7 +438,7 @@ func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState
 		l.Open, l.MaybeGone = false, false
 		return []lockState{n.with(l)}, nil
 	case CodeNotHolder:
-		return sp.notHolder(s, in.LeaseID, out.LogTime)
+		return sp.notHolder(s, leaseKey(in.LeaseID), out.LogTime)
 	}
 	return []lockState{s}, nil
 }
@@ -491,10 +499,10 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 		if h.ExpiresAt <= n.logTime-sp.slack {
 			continue
 		}
-		if _, dup := reported[h.LeaseID]; dup {
-			return nil, fmt.Errorf("%w: %s listed twice", errStatusMismatch, h.LeaseID)
+		if _, dup := reported[h.Fingerprint]; dup {
+			return nil, fmt.Errorf("%w: %s listed twice", errStatusMismatch, h.Fingerprint)
 		}
-		reported[h.LeaseID] = h
+		reported[h.Fingerprint] = h
 		if normalizeMode(h.Mode) == Exclusive {
 			exclusive++
 		}

@@ -53,7 +53,7 @@ func unknown() LockOutput { return LockOutput{Unknown: true} }
 func holders(at int64, hs ...HolderView) LockOutput { return LockOutput{LogTime: at, Holders: hs} }
 
 func hv(id, mode string, token uint64, expires int64) HolderView {
-	return HolderView{LeaseID: id, Mode: mode, Token: token, ExpiresAt: expires}
+	return HolderView{Fingerprint: leaseKey(id), Mode: mode, Token: token, ExpiresAt: expires}
 }
 
 // state builds a model state at log time now holding the given leases.
@@ -62,7 +62,7 @@ func state(now int64, floor uint64, ls ...lease) lockState {
 }
 
 func xLease(id string, token uint64, expires int64) lease {
-	return lease{ID: id, Mode: Exclusive, Token: token, ExpiresAt: expires, TTL: 10 * sec}
+	return lease{ID: leaseKey(id), Mode: Exclusive, Token: token, ExpiresAt: expires, TTL: 10 * sec}
 }
 
 // TestStepLock table-drives single steps: legal ones yield the expected number of states, illegal ones fail for their own reason.
@@ -81,7 +81,7 @@ func TestStepLock(t *testing.T) {
 		{"grant after expiry", s1, acq("b", Exclusive, sec), grant("L2", 2, 10*sec, 11*sec), nil, 1},
 		{"grant while live X", s1, acq("b", Exclusive, sec), grant("L2", 2, 5*sec, 6*sec), errConflict, 0},
 		{"shared while live X", s1, acq("b", Shared, sec), grant("L2", 2, 5*sec, 6*sec), errConflict, 0},
-		{"shared with shared", state(sec, 2, lease{ID: "L1", Mode: Shared, Token: 1, ExpiresAt: 10 * sec}), acq("b", Shared, sec), grant("L2", 2, 5*sec, 6*sec), nil, 1},
+		{"shared with shared", state(sec, 2, lease{ID: leaseKey("L1"), Mode: Shared, Token: 1, ExpiresAt: 10 * sec}), acq("b", Shared, sec), grant("L2", 2, 5*sec, 6*sec), nil, 1},
 		{"token equal", s1, acq("b", Exclusive, sec), grant("L2", 1, 10*sec, 11*sec), errTokenOrder, 0},
 		{"token lower", s1, acq("b", Exclusive, sec), grant("L2", 0, 10*sec, 11*sec), errTokenOrder, 0},
 		{"grant log time backwards", s1, acq("b", Exclusive, sec), grant("L2", 2, 0, sec), errLogTimeBackwards, 0},
@@ -173,7 +173,7 @@ func TestStepLockEffects(t *testing.T) {
 		t.Fatalf("not_holder without log time must free the lease and reach its expiry: %v", next[0])
 	}
 	next, _ = exact.step(lockState{phantoms: 1}, status(), holders(2*sec, hv("P", Exclusive, 4, 10*sec)))
-	if next[0].phantoms != 0 || next[0].tokenFloor != 5 || next[0].find("P") < 0 {
+	if next[0].phantoms != 0 || next[0].tokenFloor != 5 || next[0].find(leaseKey("P")) < 0 {
 		t.Fatalf("revealed phantom must become a known holder: %v", next[0])
 	}
 	next, _ = exact.step(s1, acq("b", Exclusive, sec), unknown())
@@ -263,6 +263,11 @@ func TestLockHistories(t *testing.T) {
 			op(0, 0, 10*sec, acq("a", Exclusive, 2*sec), LockOutput{Code: CodeLeaseEnded, LeaseID: "L1", Token: 1}),
 			op(1, 2*sec, 3*sec, status(), holders(2*sec, hv("L1", Exclusive, 1, 3*sec))),
 			op(1, 4*sec, 5*sec, acq("b", Exclusive, 2*sec), grant("L2", 2, 4*sec, 6*sec)),
+		}},
+		{"a phantom revealed after a lease_ended answer", true, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, sec), LockOutput{Code: CodeLeaseEnded, LeaseID: "L1", Token: 1}),
+			op(1, 0, 0, acq("b", Exclusive, 20*sec), unknown()),
+			op(2, 5*sec, 6*sec, status(), holders(5*sec, hv("P", Exclusive, 7, 20*sec))),
 		}},
 		{"lease_ended names another lease than the request's grant", false, []porcupine.Operation{
 			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 0, 10*sec)),
@@ -413,8 +418,8 @@ func TestDescribeLock(t *testing.T) {
 			t.Errorf("%q lacks %q", got, want)
 		}
 	}
-	s := state(sec, 2, lease{ID: "L1", Mode: Shared, Token: 1, ExpiresAt: 5 * sec, Open: true})
-	if got := s.String(); !strings.Contains(got, "L1:S#1≥5s") {
+	s := state(sec, 2, lease{ID: leaseKey("L1"), Mode: Shared, Token: 1, ExpiresAt: 5 * sec, Open: true})
+	if got := s.String(); !strings.Contains(got, leaseKey("L1")+":S#1≥5s") {
 		t.Errorf("state = %q", got)
 	}
 }

@@ -103,6 +103,7 @@ func (c *Cluster) memStores(id string) node.Stores {
 func (c *Cluster) failpoint(id string) string { return node.FailpointStoreLogs(c.run + "/" + id) }
 
 func (c *Cluster) start(m *member, bootstrap bool) error {
+	c.rec.restarted(m.id)
 	tr, err := c.net.NewTransport(m.id)
 	if err != nil {
 		return err

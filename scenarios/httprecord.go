@@ -158,7 +158,7 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 		}
 		out := models.LockOutput{LogTime: ms(st.LogTime)}
 		for _, h := range st.Holders {
-			out.Holders = append(out.Holders, models.HolderView{LeaseID: h.LeaseID, Mode: string(h.Mode),
+			out.Holders = append(out.Holders, models.HolderView{Fingerprint: h.LeaseFingerprint, Mode: string(h.Mode),
 				Token: h.FencingToken, ExpiresAt: ms(st.LogTime + h.ExpiresIn)})
 		}
 		return out

@@ -165,6 +165,15 @@ func fnv64(b []byte) uint64 {
 	return h.Sum64()
 }
 
+// restarted forgets node's event cursor: a restarted node applies again
+// from its last snapshot, and its events must line up with what the
+// replicas emitted at those indexes, not continue the old numbering.
+func (r *recorder) restarted(node string) {
+	r.mu.Lock()
+	delete(r.perNode, node)
+	r.mu.Unlock()
+}
+
 func (r *recorder) wake(group int, resource string, index uint64, lease lock.LeaseID, woken int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

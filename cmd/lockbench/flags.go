@@ -44,7 +44,8 @@ func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("lockbench", flag.ContinueOnError)
 	var c config
 	var targets, addrs, clients, workloads, modes string
-	fs.StringVar(&targets, "target", "bare", "comma list of targets: "+strings.Join(bench.TargetNames, ","))
+	fs.StringVar(&targets, "target", "lockstep", "comma list of targets: "+strings.Join(bench.TargetNames, ",")+
+		" (lockstep needs a cluster at -addrs, e.g. lockd dev, or -spawn)")
 	fs.StringVar(&addrs, "addrs", strings.Join(bench.DefaultLockdURLs, ","), "comma list of lockstep node URLs")
 	fs.StringVar(&c.spawn, "spawn", "", "path of a lockd binary to start as `lockd dev` for the lockstep target")
 	fs.StringVar(&c.redisBin, "redis-bin", "redis-server", "redis-server executable")

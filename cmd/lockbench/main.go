@@ -2,6 +2,7 @@
 // with (bare HTTP baseline, etcd, Redis) under one workload and writes
 // JSON, a Markdown table and plots. See package bench for the details.
 //
+//	go run ./cmd/lockd dev & go run ./cmd/lockbench     # lockstep is the default target
 //	go run ./cmd/lockbench -target bare,redis,redis-aof -clients 16 -keys 1 -duration 10s
 //	go run -tags peers ./cmd/lockbench -target etcd,etcd1 -clients 1,4,16,64
 //	go build -o /tmp/lockd ./cmd/lockd && go run ./cmd/lockbench -target lockstep -spawn /tmp/lockd -mode fifo,throughput
@@ -10,6 +11,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -23,6 +26,9 @@ import (
 func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	cfg, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return // the flag package has printed the usage
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench:", err)
 		os.Exit(2)

@@ -25,82 +25,229 @@ import (
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/server"
 )
 
-func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	var err error
-	if len(os.Args) > 1 && os.Args[1] == "dev" {
-		err = runDev(os.Args[2:], logger)
-	} else {
-		err = runMember(os.Args[1:], logger)
+const usageHead = `lockd serves lockstep, a Raft-replicated lock service with an HTTP/JSON API.
+
+Usage:
+  lockd dev [flags]
+      start a local 3-node cluster in this process, no configuration needed
+      (HTTP on 127.0.0.1:7070-7072, data in a temp dir unless --data-dir)
+  lockd --id ID --raft-addr HOST:PORT --data-dir DIR --peers LIST [flags]
+      run one member of a cluster; --peers lists every member as
+      id=raftaddr@httpaddr,... and the same command line restarts it
+  lockd -h | --help | help
+      this text
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is lockd with its streams passed in: 0 on success or help, 2 for a
+// wrong command line, 1 when a member fails at run time.
+func run(args []string, stdout, stderr io.Writer) int {
+	dev := len(args) > 0 && args[0] == "dev"
+	if dev {
+		args = args[1:]
 	}
-	if err != nil {
+	if !dev && len(args) == 1 && args[0] == "help" {
+		printUsage(stdout)
+		return 0
+	}
+	var start func(*slog.Logger) error
+	var err error
+	if dev {
+		var c devConfig
+		c, err = parseDev(args)
+		start = func(l *slog.Logger) error { return runDev(c, stdout, l) }
+	} else {
+		var opts lockd.Options
+		opts, err = parseMember(args)
+		start = func(l *slog.Logger) error { return runMember(opts, l) }
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(stdout)
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "lockd: %v\n\n", err)
+		printUsage(stderr)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := start(logger); err != nil {
 		logger.Error("lockd failed", "err", err)
-		os.Exit(1)
+		return 1
+	}
+	return 0
+}
+
+// printUsage shows both forms and every flag.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, usageHead)
+	for _, fs := range []*flag.FlagSet{memberFlags(new(memberArgs)), devFlags(new(devConfig))} {
+		fmt.Fprintf(w, "\nFlags of %s:\n", fs.Name())
+		fs.SetOutput(w)
+		fs.PrintDefaults()
 	}
 }
 
-func runMember(args []string, logger *slog.Logger) error {
+// limits are the flags both forms share: state machine bounds and the HTTP
+// front end's limits.
+type limits struct {
+	lock   lock.Config
+	server server.Config
+}
+
+func (l *limits) register(fs *flag.FlagSet) {
+	l.lock, l.server = lock.DefaultConfig(), server.DefaultConfig()
+	fs.DurationVar(&l.lock.MinTTL, "min-ttl", l.lock.MinTTL, "smallest lease TTL a client may ask for (all members must agree)")
+	fs.DurationVar(&l.lock.MaxTTL, "max-ttl", l.lock.MaxTTL, "largest lease TTL a client may ask for (all members must agree)")
+	fs.DurationVar(&l.lock.MaxWait, "max-wait", l.lock.MaxWait, "longest acquire wait a client may ask for (all members must agree)")
+	fs.IntVar(&l.lock.MaxResources, "max-resources", l.lock.MaxResources, "most resources in the lock table (held or queued); more is 429 (all members must agree)")
+	fs.IntVar(&l.lock.MaxWaitersPerQueue, "max-waiters", l.lock.MaxWaitersPerQueue, "most queued acquires per resource; more is 429 (all members must agree)")
+	fs.DurationVar(&l.server.RequestTimeout, "request-timeout", l.server.RequestTimeout, "time to reach the leader and commit (a blocking acquire adds its wait)")
+	fs.DurationVar(&l.server.ReadTimeout, "read-timeout", l.server.ReadTimeout, "time to receive a request's headers, and again its body")
+	fs.DurationVar(&l.server.WriteTimeout, "write-timeout", l.server.WriteTimeout, "time to write a reply after the request's own deadline")
+	fs.DurationVar(&l.server.IdleTimeout, "idle-timeout", l.server.IdleTimeout, "close keep-alive connections idle this long")
+	fs.IntVar(&l.server.MaxInFlight, "max-in-flight", l.server.MaxInFlight, "API requests served at once per member; more get 503 with Retry-After")
+	fs.Int64Var(&l.server.MaxBodyBytes, "max-body-bytes", l.server.MaxBodyBytes, "largest request body")
+	fs.DurationVar(&l.server.ReadyLeaderContact, "ready-leader-contact", l.server.ReadyLeaderContact, "/readyz fails when the leader was last heard from longer ago")
+	fs.Uint64Var(&l.server.ReadyApplyLag, "ready-apply-lag", l.server.ReadyApplyLag, "/readyz fails when the applied index trails the commit index by more entries")
+}
+
+// check refuses values the server would otherwise replace by a default.
+func (l *limits) check() error {
+	for name, d := range map[string]time.Duration{
+		"request-timeout": l.server.RequestTimeout, "read-timeout": l.server.ReadTimeout,
+		"write-timeout": l.server.WriteTimeout, "idle-timeout": l.server.IdleTimeout,
+		"ready-leader-contact": l.server.ReadyLeaderContact,
+	} {
+		if d <= 0 {
+			return fmt.Errorf("--%s must be > 0", name)
+		}
+	}
+	if l.server.MaxInFlight <= 0 || l.server.MaxBodyBytes <= 0 || l.server.ReadyApplyLag == 0 {
+		return errors.New("--max-in-flight, --max-body-bytes and --ready-apply-lag must be > 0")
+	}
+	if err := l.lock.Validate(); err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	l.server.MaxWait = l.lock.MaxWait
+	return nil
+}
+
+type memberArgs struct {
+	id, raftAddr, httpAddr, dataDir, peers, logStore string
+	bootstrap, raftLog                               bool
+	limits                                           limits
+}
+
+func memberFlags(a *memberArgs) *flag.FlagSet {
 	fs := flag.NewFlagSet("lockd", flag.ContinueOnError)
-	id := fs.String("id", "", "this member's id (must appear in --peers)")
-	raftAddr := fs.String("raft-addr", "", "Raft TCP address to listen on")
-	httpAddr := fs.String("http-addr", "127.0.0.1:7070", "HTTP API address to listen on")
-	dataDir := fs.String("data-dir", "", "directory for the Raft log and snapshots")
-	peers := fs.String("peers", "", "all members: id=raftaddr[@httpaddr],... (httpaddr enables forwarding to that member)")
-	bootstrap := fs.Bool("bootstrap", false, "form the cluster from --peers if this member has no state (harmless on restart)")
-	maxTTL := fs.Duration("max-ttl", lock.DefaultConfig().MaxTTL, "largest TTL a client may ask for")
-	raftLog := fs.Bool("raft-log", false, "print hashicorp/raft's own warnings")
-	logStore := fs.String("log-store", "wal", "Raft log store: wal (one fdatasync per batch) or bolt (raft-boltdb/v2)")
+	fs.StringVar(&a.id, "id", "", "this member's id (must appear in --peers)")
+	fs.StringVar(&a.raftAddr, "raft-addr", "", "Raft TCP address to listen on")
+	fs.StringVar(&a.httpAddr, "http-addr", "127.0.0.1:7070", "HTTP API address to listen on")
+	fs.StringVar(&a.dataDir, "data-dir", "", "directory for the Raft log and snapshots")
+	fs.StringVar(&a.peers, "peers", "", "all members: id=raftaddr[@httpaddr],... (httpaddr enables forwarding to that member)")
+	fs.BoolVar(&a.bootstrap, "bootstrap", false, "form the cluster from --peers if this member has no state (harmless on restart)")
+	fs.BoolVar(&a.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
+	fs.StringVar(&a.logStore, "log-store", "wal", "Raft log store: wal (one fdatasync per batch) or bolt (raft-boltdb/v2)")
+	a.limits.register(fs)
+	return fs
+}
+
+// parse parses args with fs, which reports nothing itself: run prints the
+// error and the usage once, on the right stream.
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *id == "" || *raftAddr == "" || *dataDir == "" || *peers == "" {
-		return errors.New("--id, --raft-addr, --data-dir and --peers are required (or run: lockd dev)")
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	ps, err := lockd.ParsePeers(*peers)
+	return nil
+}
+
+func parseMember(args []string) (lockd.Options, error) {
+	var a memberArgs
+	if err := parse(memberFlags(&a), args); err != nil {
+		return lockd.Options{}, err
+	}
+	if a.id == "" || a.raftAddr == "" || a.dataDir == "" || a.peers == "" {
+		return lockd.Options{}, errors.New("--id, --raft-addr, --data-dir and --peers are required (or run: lockd dev)")
+	}
+	ps, err := lockd.ParsePeers(a.peers)
+	if err != nil {
+		return lockd.Options{}, err
+	}
+	if err := a.limits.check(); err != nil {
+		return lockd.Options{}, err
+	}
+	return lockd.Options{
+		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps,
+		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
+		LogStore: node.LogStoreKind(a.logStore),
+	}, nil
+}
+
+func runMember(opts lockd.Options, logger *slog.Logger) error {
+	opts.Logger = logger
+	m, err := lockd.Start(opts)
 	if err != nil {
 		return err
 	}
-	cfg := lock.DefaultConfig()
-	cfg.MaxTTL = *maxTTL
-	m, err := lockd.Start(lockd.Options{
-		ID: *id, RaftAddr: *raftAddr, HTTPAddr: *httpAddr, DataDir: *dataDir, Peers: ps,
-		Bootstrap: *bootstrap, Lock: cfg, Logger: logger, RaftLogs: raftLogs(*raftLog),
-		LogStore: node.LogStoreKind(*logStore),
-	})
-	if err != nil {
-		return err
-	}
-	logger.Info("lockd member started", "id", *id, "http", m.Addr(), "raft", *raftAddr, "data", *dataDir)
+	logger.Info("lockd member started", "id", opts.ID, "http", m.Addr(), "raft", opts.RaftAddr, "data", opts.DataDir)
 	waitForSignal()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return m.Stop(ctx)
 }
 
+// devConfig is the command line of lockd dev.
+type devConfig struct {
+	dataDir, host, pprofAddr, logStore string
+	httpBase, raftBase                 int
+	raftLog                            bool
+	limits                             limits
+}
+
+func devFlags(c *devConfig) *flag.FlagSet {
+	fs := flag.NewFlagSet("lockd dev", flag.ContinueOnError)
+	fs.StringVar(&c.dataDir, "data-dir", "", "keep data here (default: a temp dir removed on exit)")
+	fs.StringVar(&c.host, "host", "127.0.0.1", "loopback address to bind")
+	fs.IntVar(&c.httpBase, "http-port", 7070, "first HTTP port (three consecutive ports)")
+	fs.IntVar(&c.raftBase, "raft-port", 7170, "first Raft port (three consecutive ports)")
+	fs.BoolVar(&c.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
+	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address (profiling)")
+	fs.StringVar(&c.logStore, "log-store", "wal", "Raft log store: wal or bolt (raft-boltdb/v2)")
+	c.limits.register(fs)
+	return fs
+}
+
+func parseDev(args []string) (devConfig, error) {
+	var c devConfig
+	if err := parse(devFlags(&c), args); err != nil {
+		return devConfig{}, err
+	}
+	if err := c.limits.check(); err != nil {
+		return devConfig{}, err
+	}
+	return c, nil
+}
+
 // runDev starts three members on loopback with no configuration: HTTP on
 // 7070-7072, Raft on 7170-7172, data in a temp dir unless --data-dir.
-func runDev(args []string, logger *slog.Logger) error {
-	fs := flag.NewFlagSet("lockd dev", flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "", "keep data here (default: a temp dir removed on exit)")
-	host := fs.String("host", "127.0.0.1", "loopback address to bind")
-	httpBase := fs.Int("http-port", 7070, "first HTTP port (three consecutive ports)")
-	raftBase := fs.Int("raft-port", 7170, "first Raft port (three consecutive ports)")
-	raftLog := fs.Bool("raft-log", false, "print hashicorp/raft's own warnings")
-	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address (profiling)")
-	logStore := fs.String("log-store", "wal", "Raft log store: wal or bolt (raft-boltdb/v2)")
-	if err := fs.Parse(args); err != nil {
-		return err
+func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
+	if c.pprofAddr != "" {
+		go func() { logger.Warn("pprof stopped", "err", http.ListenAndServe(c.pprofAddr, nil)) }()
 	}
-	if *pprofAddr != "" {
-		go func() { logger.Warn("pprof stopped", "err", http.ListenAndServe(*pprofAddr, nil)) }()
-	}
-	dir := *dataDir
+	dir := c.dataDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "lockstep-dev-")
 		if err != nil {
-			return err
+			return fmt.Errorf("data dir: %w", err)
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
@@ -109,8 +256,8 @@ func runDev(args []string, logger *slog.Logger) error {
 	for i := 0; i < 3; i++ {
 		peers = append(peers, node.Peer{
 			ID:       fmt.Sprintf("n%d", i+1),
-			RaftAddr: fmt.Sprintf("%s:%d", *host, *raftBase+i),
-			HTTPAddr: fmt.Sprintf("%s:%d", *host, *httpBase+i),
+			RaftAddr: fmt.Sprintf("%s:%d", c.host, c.raftBase+i),
+			HTTPAddr: fmt.Sprintf("%s:%d", c.host, c.httpBase+i),
 		})
 	}
 	var members []*lockd.Member
@@ -127,8 +274,8 @@ func runDev(args []string, logger *slog.Logger) error {
 	for _, p := range peers {
 		m, err := lockd.Start(lockd.Options{
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
-			Peers: peers, Bootstrap: true, Lock: lock.DefaultConfig(), Logger: logger, RaftLogs: raftLogs(*raftLog),
-			LogStore: node.LogStoreKind(*logStore),
+			Peers: peers, Bootstrap: true, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
+			RaftLogs: raftLogs(c.raftLog), LogStore: node.LogStoreKind(c.logStore),
 		})
 		if err != nil {
 			return err
@@ -136,9 +283,9 @@ func runDev(args []string, logger *slog.Logger) error {
 		members = append(members, m)
 	}
 	for _, p := range peers {
-		fmt.Printf("lockstep dev node %s: http://%s (raft %s)\n", p.ID, p.HTTPAddr, p.RaftAddr)
+		fmt.Fprintf(stdout, "lockstep dev node %s: http://%s (raft %s)\n", p.ID, p.HTTPAddr, p.RaftAddr)
 	}
-	fmt.Printf("data in %s; try: curl -s -XPOST http://%s/lock/acquire -d '{\"resource\":\"r1\",\"client_id\":\"me\",\"ttl\":10000}'\n",
+	fmt.Fprintf(stdout, "data in %s; try: curl -s -XPOST http://%s/lock/acquire -d '{\"resource\":\"r1\",\"client_id\":\"me\",\"ttl\":10000}'\n",
 		dir, peers[0].HTTPAddr)
 	waitForSignal()
 	return nil

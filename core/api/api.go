@@ -6,6 +6,11 @@
 // All durations are milliseconds.
 package api
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
 // Mode is the lock mode of a request or a holder.
 type Mode string
 
@@ -76,13 +81,26 @@ type RenewResponse struct {
 	LogTime      int64  `json:"log_time"`
 }
 
-// Holder is one current holder in a StatusResponse.
+// Holder is one current holder in a StatusResponse. It carries a
+// fingerprint of the lease id, never the id itself: the id is a capability
+// (it renews and releases the lease), so only the holder's own acquire
+// response contains it.
 type Holder struct {
-	ClientID     string `json:"client_id"`
-	LeaseID      string `json:"lease_id"`
-	Mode         Mode   `json:"mode"`
-	FencingToken uint64 `json:"fencing_token"`
-	ExpiresIn    int64  `json:"expires_in"`
+	ClientID string `json:"client_id"`
+	// LeaseFingerprint is LeaseFingerprint(lease id): a holder can tell its
+	// own lease in a status reply without anyone else learning the id.
+	LeaseFingerprint string `json:"lease_fingerprint"`
+	Mode             Mode   `json:"mode"`
+	FencingToken     uint64 `json:"fencing_token"`
+	ExpiresIn        int64  `json:"expires_in"`
+}
+
+// LeaseFingerprint returns the first 8 hex digits of the SHA-256 of leaseID
+// (the 32-digit lowercase hex string an acquire returns). 32 bits tell
+// holders apart and reveal nothing usable about the 128-bit id.
+func LeaseFingerprint(leaseID string) string {
+	sum := sha256.Sum256([]byte(leaseID))
+	return hex.EncodeToString(sum[:4])
 }
 
 // Waiter is one queued request in a StatusResponse.
@@ -104,13 +122,49 @@ type Node struct {
 	ID       string `json:"id"`
 	RaftAddr string `json:"raft_addr"`
 	HTTPAddr string `json:"http_addr"`
-	State    string `json:"state"`
+	// State is leader, follower, candidate, shutdown, unreachable (the
+	// leader has not reached it for longer than its unreachable bound) or
+	// unknown (this view cannot tell).
+	State string `json:"state"`
+	// LastContactMs is how long ago the leader last reached this member
+	// (0: within the last heartbeat). Only the leader's view has it; it is
+	// omitted for the leader itself and in a local view.
+	LastContactMs *int64 `json:"last_contact_ms,omitempty"`
 }
+
+// Views of a ClusterResponse.
+const (
+	// ViewLeader: the roles are the leader's (the only node that sees
+	// every member's heartbeats).
+	ViewLeader = "leader"
+	// ViewLocal: the answering node could not get the leader's view; roles
+	// it cannot know are "unknown".
+	ViewLocal = "local"
+)
 
 // ClusterResponse is the reply of GET /cluster.
 type ClusterResponse struct {
 	Leader string `json:"leader"`
-	Nodes  []Node `json:"nodes"`
+	// View says whose view the node states are: ViewLeader or ViewLocal.
+	View  string `json:"view"`
+	Nodes []Node `json:"nodes"`
+}
+
+// Health is the reply of GET /livez, /readyz and /healthz. A 503 from
+// /readyz or /healthz also fills Error and Code, so it is an Error too.
+type Health struct {
+	// Status is "ok", or "unavailable" when not ready.
+	Status    string `json:"status"`
+	Error     string `json:"error,omitempty"`
+	Code      Code   `json:"code,omitempty"`
+	Node      string `json:"node"`
+	RaftState string `json:"raft_state"`
+	Leader    string `json:"leader,omitempty"`
+	// LeaderContactMs is how long ago this node heard from the leader (0 on
+	// the leader); omitted when it knows no leader.
+	LeaderContactMs *int64 `json:"leader_contact_ms,omitempty"`
+	CommitIndex     uint64 `json:"commit_index"`
+	AppliedIndex    uint64 `json:"applied_index"`
 }
 
 // Error is the body of every non-2xx reply. A lease_ended error also names
@@ -177,6 +231,11 @@ const (
 	PathRenew   = "/lock/renew"
 	PathStatus  = "/lock/status"
 	PathCluster = "/cluster"
-	PathHealth  = "/healthz"
 	PathMetrics = "/metrics"
+	// PathLive answers 200 while the process serves.
+	PathLive = "/livez"
+	// PathReady answers 200 only while the node can serve consistent
+	// requests (see README); PathHealth is the same check.
+	PathReady  = "/readyz"
+	PathHealth = "/healthz"
 )

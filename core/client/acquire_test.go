@@ -142,7 +142,7 @@ func TestAcquireLostReplyRetryYieldsSingleGrant(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Status: %v", err)
 		}
-		if len(st.Holders) != 1 || st.Holders[0].LeaseID != l.ID() || st.Holders[0].ClientID != c.ID() {
+		if len(st.Holders) != 1 || st.Holders[0].LeaseFingerprint != api.LeaseFingerprint(l.ID()) || st.Holders[0].ClientID != c.ID() {
 			t.Fatalf("holders %+v, want only lease %s of %s", st.Holders, l.ID(), c.ID())
 		}
 		if requestID != "" && fs.acquireBodies()[1].RequestID != requestID {

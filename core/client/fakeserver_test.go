@@ -339,7 +339,7 @@ func (s *fakeServer) status(resource string) api.StatusResponse {
 	now := time.Now()
 	for id, h := range lock.holders {
 		out.Holders = append(out.Holders, api.Holder{
-			ClientID: h.clientID, LeaseID: id, Mode: h.mode, FencingToken: h.token,
+			ClientID: h.clientID, LeaseFingerprint: api.LeaseFingerprint(id), Mode: h.mode, FencingToken: h.token,
 			ExpiresIn: h.expires.Sub(now).Milliseconds(),
 		})
 	}

@@ -23,7 +23,7 @@ func TestStatusAndCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}
-	if st.Resource != "a/b c" || len(st.Holders) != 1 || st.Holders[0].LeaseID != l.ID() || st.Holders[0].FencingToken != l.Token() {
+	if st.Resource != "a/b c" || len(st.Holders) != 1 || st.Holders[0].LeaseFingerprint != api.LeaseFingerprint(l.ID()) || st.Holders[0].FencingToken != l.Token() {
 		t.Errorf("Status = %+v", st)
 	}
 	cl, err := c.Cluster(ctx)

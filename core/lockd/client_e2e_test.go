@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/client"
 	"github.com/lockstep/lockstep/core/node"
 )
@@ -48,7 +49,7 @@ func TestClientAgainstRealCluster(t *testing.T) {
 		t.Fatalf("lease lost across the leader crash: %v", lease.Err())
 	}
 	st := status(t, c.url((lead+1)%3), "job")
-	if len(st.Holders) != 1 || st.Holders[0].LeaseID != lease.ID() {
+	if len(st.Holders) != 1 || st.Holders[0].LeaseFingerprint != api.LeaseFingerprint(lease.ID()) {
 		t.Fatalf("holders = %+v, want %s", st.Holders, lease.ID())
 	}
 

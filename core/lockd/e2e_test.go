@@ -180,7 +180,7 @@ func leaderCrash(t *testing.T, store node.LogStoreKind) {
 	}
 
 	st := status(t, c.url(follower), "db")
-	if len(st.Holders) != 1 || st.Holders[0].LeaseID != held.LeaseID || st.Holders[0].FencingToken != held.FencingToken {
+	if len(st.Holders) != 1 || st.Holders[0].LeaseFingerprint != api.LeaseFingerprint(held.LeaseID) || st.Holders[0].FencingToken != held.FencingToken {
 		t.Fatalf("holder after leader crash = %+v, want lease %s token %d", st.Holders, held.LeaseID, held.FencingToken)
 	}
 	if got := []string{st.Queue[0].ClientID, st.Queue[1].ClientID, st.Queue[2].ClientID}; fmt.Sprint(got) != "[B C D]" {
@@ -239,7 +239,7 @@ func restartedCluster(t *testing.T, store node.LogStoreKind) {
 	}
 	c.leader()
 	st := status(t, c.url(1), "r")
-	if len(st.Holders) != 1 || st.Holders[0].LeaseID != held.LeaseID || st.Holders[0].FencingToken != held.FencingToken {
+	if len(st.Holders) != 1 || st.Holders[0].LeaseFingerprint != api.LeaseFingerprint(held.LeaseID) || st.Holders[0].FencingToken != held.FencingToken {
 		t.Fatalf("after restart holders = %+v, want %s", st.Holders, held.LeaseID)
 	}
 	next, _ := post[api.AcquireResponse](t, c.url(2)+api.PathAcquire,

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
@@ -30,8 +29,10 @@ type Options struct {
 	Peers     []node.Peer
 	Bootstrap bool
 	Lock      lock.Config
-	Logger    *slog.Logger
-	RaftLogs  io.Writer
+	// Server tunes the HTTP front end (zero fields keep its defaults).
+	Server   server.Config
+	Logger   *slog.Logger
+	RaftLogs io.Writer
 	// Tuning passes through to node.Config (zero keeps defaults).
 	Tune func(*node.Config)
 }
@@ -81,10 +82,15 @@ func Start(opts Options) (*Member, error) {
 		_ = stores.Close()
 		return nil, err
 	}
-	srv := server.New(n, server.Config{Logger: opts.Logger})
+	scfg := opts.Server
+	scfg.Logger = opts.Logger
+	if scfg.MaxWait == 0 {
+		scfg.MaxWait = opts.Lock.MaxWait
+	}
+	srv := server.New(n, scfg)
 	m := &Member{
 		Node:    n,
-		HTTP:    &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second},
+		HTTP:    srv.HTTPServer(),
 		ln:      ln,
 		members: members,
 		closed:  make(chan struct{}),

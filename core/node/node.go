@@ -28,10 +28,10 @@ type Node struct {
 	storedAtStart uint64
 	orphans       chan lock.Event
 	done          chan struct{}
-	// applying is held (shared) by every raft.Apply in progress.
-	applying sync.RWMutex
-	wg       sync.WaitGroup
-	once     sync.Once
+	// applies counts the raft.Apply calls in progress (see applyLocal).
+	applies applyGate
+	wg      sync.WaitGroup
+	once    sync.Once
 }
 
 // New starts a node: it opens Raft on the given transport and stores,
@@ -43,6 +43,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, peers: make(map[raft.ServerID]Peer), done: make(chan struct{}),
+		applies:  applyGate{idle: make(chan struct{})},
 		contacts: newContacts(raft.ServerID(cfg.ID)), incarnation: newIncarnation(cfg.LeaseIDs),
 		orphans: make(chan lock.Event, orphanQueueLen)}
 	for _, p := range cfg.Peers {
@@ -129,8 +130,7 @@ func (n *Node) Shutdown() error {
 	var err error
 	n.once.Do(func() {
 		close(n.done)
-		n.applying.Lock() // waits out applies in progress (see applyLocal)
-		n.applying.Unlock()
+		n.applies.closeAndWait()
 		n.wg.Wait()
 		err = n.raft.Shutdown().Error()
 		if c, ok := n.cfg.Transport.(raft.WithClose); ok {

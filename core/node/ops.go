@@ -78,7 +78,7 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 // giveUp ends this attempt's wait for the queued request id: its wait
 // elapsed or its caller left. The cancel goes through the log, so afterwards
 // the answer is certain: granted first (then that grant is the answer, and
-// when the caller has left the lease is released rather than orphaned),
+// when the caller has left the lease is released as an orphan),
 // removed, or still queued for another attempt of the same request (a retry
 // with a later deadline), which this caller no longer waits for.
 func (n *Node) giveUp(ctx context.Context, resource string, id, attempt lock.LeaseID, position int) (lock.Result, error) {
@@ -94,7 +94,10 @@ func (n *Node) giveUp(ctx context.Context, resource string, id, attempt lock.Lea
 	}
 	if res.Granted {
 		if callerGone {
-			_, _ = n.propose(cctx, lock.Command{Op: lock.OpRelease, Resource: resource, LeaseID: id})
+			// Nobody here can be told; release it as an orphan, which
+			// leaves it alone if a retry of the request was answered with
+			// it meanwhile (that claimed it).
+			_, _ = n.propose(cctx, lock.Command{Op: lock.OpOrphan, Resource: resource, LeaseID: id})
 			return lock.Result{LogTime: res.LogTime}, ctx.Err()
 		}
 		return res, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -77,13 +78,10 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, e
 	// hashicorp/raft leaves an entry it took into its apply channel just
 	// before shutting down unanswered for ever; Shutdown waits for every
 	// apply in progress, and none starts after it.
-	n.applying.RLock()
-	defer n.applying.RUnlock()
-	select {
-	case <-n.done:
+	if !n.applies.enter() {
 		return lock.Result{}, ErrShutdown
-	default:
 	}
+	defer n.applies.leave()
 	cmd.Mono = int64(n.cfg.Clock.Now())
 	cmd.Suspects = n.contacts.suspects(time.Now(), n.cfg.UnreachableAfter)
 	timeout := n.cfg.ProposeTimeout
@@ -128,4 +126,43 @@ func (n *Node) ServeForward(ctx context.Context, encoded []byte) ([]byte, error)
 		return nil, err
 	}
 	return lock.AppendResult(nil, &res), nil
+}
+
+// applyGate counts applies in progress and, once closed, admits no more and
+// lets the closer wait for the last to leave. It waits on a channel, not a
+// lock, so a waiter inside a testing/synctest bubble is durably blocked and
+// virtual time can run on to finish the applies it waits for.
+type applyGate struct {
+	mu     sync.Mutex
+	closed bool
+	active int
+	idle   chan struct{} // closed once closed and no apply is active
+}
+
+func (g *applyGate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.active++
+	return true
+}
+
+func (g *applyGate) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.active--; g.closed && g.active == 0 {
+		close(g.idle)
+	}
+}
+
+func (g *applyGate) closeAndWait() {
+	g.mu.Lock()
+	g.closed = true
+	if g.active == 0 {
+		close(g.idle)
+	}
+	g.mu.Unlock()
+	<-g.idle
 }

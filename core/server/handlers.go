@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -11,30 +10,32 @@ import (
 	"github.com/lockstep/lockstep/core/lock"
 )
 
-func (s *Server) acquire(r *http.Request) (any, error) {
-	var req api.AcquireRequest
-	if err := decode(r, &req); err != nil {
+func (s *Server) acquire(req *request) (any, error) {
+	var in api.AcquireRequest
+	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
-	mode, err := lock.ParseMode(string(req.Mode))
+	mode, err := lock.ParseMode(string(in.Mode))
 	if err != nil {
 		return nil, err
 	}
-	policy, err := lock.ParsePolicy(string(req.Policy))
+	policy, err := lock.ParsePolicy(string(in.Policy))
 	if err != nil {
 		return nil, err
 	}
-	if req.TTL <= 0 {
+	if in.TTL <= 0 {
 		return nil, fmt.Errorf("%w: ttl is required and must be > 0 ms", lock.ErrInvalid)
 	}
-	if req.Wait < 0 {
+	if in.Wait < 0 {
 		return nil, fmt.Errorf("%w: wait must be >= 0 ms", lock.ErrInvalid)
 	}
 	cmd := lock.Command{
-		Resource: req.Resource, ClientID: req.ClientID, RequestID: req.RequestID,
-		Mode: mode, Policy: policy, TTLMs: req.TTL, WaitMs: req.Wait,
+		Resource: in.Resource, ClientID: in.ClientID, RequestID: in.RequestID,
+		Mode: mode, Policy: policy, TTLMs: in.TTL, WaitMs: in.Wait,
 	}
-	ctx, cancel := s.deadline(r.Context(), time.Duration(req.Wait)*time.Millisecond)
+	wait := time.Duration(in.Wait) * time.Millisecond
+	req.allowWait(wait)
+	ctx, cancel := s.deadline(req.r.Context(), wait)
 	defer cancel()
 	res, err := s.node.Acquire(ctx, cmd)
 	if err != nil {
@@ -53,39 +54,39 @@ func (s *Server) acquire(r *http.Request) (any, error) {
 	}, nil
 }
 
-func (s *Server) release(r *http.Request) (any, error) {
-	var req api.ReleaseRequest
-	if err := decode(r, &req); err != nil {
+func (s *Server) release(req *request) (any, error) {
+	var in api.ReleaseRequest
+	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
-	id, err := lock.ParseLeaseID(req.LeaseID)
+	id, err := lock.ParseLeaseID(in.LeaseID)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.deadline(r.Context(), 0)
+	ctx, cancel := s.deadline(req.r.Context(), 0)
 	defer cancel()
-	res, err := s.node.Release(ctx, req.Resource, id)
+	res, err := s.node.Release(ctx, in.Resource, id)
 	if err != nil {
 		return nil, err
 	}
 	return api.ReleaseResponse{Released: true, LogTime: ms(res.LogTime)}, nil
 }
 
-func (s *Server) renew(r *http.Request) (any, error) {
-	var req api.RenewRequest
-	if err := decode(r, &req); err != nil {
+func (s *Server) renew(req *request) (any, error) {
+	var in api.RenewRequest
+	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
-	id, err := lock.ParseLeaseID(req.LeaseID)
+	id, err := lock.ParseLeaseID(in.LeaseID)
 	if err != nil {
 		return nil, err
 	}
-	if req.TTL < 0 {
+	if in.TTL < 0 {
 		return nil, fmt.Errorf("%w: ttl must be >= 0 ms", lock.ErrInvalid)
 	}
-	ctx, cancel := s.deadline(r.Context(), 0)
+	ctx, cancel := s.deadline(req.r.Context(), 0)
 	defer cancel()
-	res, err := s.node.Renew(ctx, req.Resource, id, req.TTL)
+	res, err := s.node.Renew(ctx, in.Resource, id, in.TTL)
 	if err != nil {
 		return nil, err
 	}
@@ -96,20 +97,23 @@ func (s *Server) renew(r *http.Request) (any, error) {
 	}, nil
 }
 
-func (s *Server) status(r *http.Request) (any, error) {
-	q := r.URL.Query()
-	resource := q.Get("resource")
+func (s *Server) status(req *request) (any, error) {
+	resource := req.query.Get("resource")
 	if resource == "" {
 		return nil, fmt.Errorf("%w: query parameter resource is required", lock.ErrInvalid)
 	}
+	stale, err := queryBool(req.query, "stale")
+	if err != nil {
+		return nil, err
+	}
 	var st lock.Status
 	var logTime int64
-	if stale := q.Get("stale"); stale == "true" || stale == "1" {
+	if stale {
 		// An explicit opt-in: this node's view, possibly behind the leader.
 		st = s.node.LocalStatus(resource)
 		logTime = s.node.Stats().Lock.LogTime
 	} else {
-		ctx, cancel := s.deadline(r.Context(), 0)
+		ctx, cancel := s.deadline(req.r.Context(), 0)
 		defer cancel()
 		res, err := s.node.Status(ctx, resource)
 		if err != nil {
@@ -119,8 +123,9 @@ func (s *Server) status(r *http.Request) (any, error) {
 	}
 	out := api.StatusResponse{Resource: resource, Holders: []api.Holder{}, Queue: []api.Waiter{}, LogTime: ms(logTime)}
 	for _, h := range st.Holders {
+		// Never the id itself: it would let any reader release the lease.
 		out.Holders = append(out.Holders, api.Holder{
-			ClientID: h.ClientID, LeaseID: h.ID.String(), Mode: api.Mode(h.Mode.String()),
+			ClientID: h.ClientID, LeaseFingerprint: api.LeaseFingerprint(h.ID.String()), Mode: api.Mode(h.Mode.String()),
 			FencingToken: h.Token, ExpiresIn: expiresIn(h.ExpiresAt, logTime),
 		})
 	}
@@ -130,30 +135,49 @@ func (s *Server) status(r *http.Request) (any, error) {
 	return out, nil
 }
 
-func (s *Server) cluster(*http.Request) (any, error) {
-	leader, _ := s.node.Leader()
-	out := api.ClusterResponse{Leader: leader.ID}
-	self := s.node.Stats().State
-	for _, p := range s.node.Peers() {
-		state := "follower"
-		switch {
-		case p.ID == s.node.ID():
-			state = self
-		case p.ID == leader.ID:
-			state = "Leader"
-		case leader.ID == "":
-			state = "unknown"
-		}
-		out.Nodes = append(out.Nodes, api.Node{ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, State: strings.ToLower(state)})
-	}
-	return out, nil
+// live answers while the process serves HTTP: a liveness probe that fails
+// only when restarting the process could help.
+func (s *Server) live(*request) (any, error) {
+	h := s.health()
+	h.LeaderContactMs = nil
+	return h, nil
 }
 
-func (s *Server) health(*http.Request) (any, error) {
+// ready answers 200 only while this node follows a leader it heard from
+// within ReadyLeaderContact and has applied to within ReadyApplyLag entries
+// of the commit index it knows; otherwise 503 with the reason. A node
+// without a quorum has no leader for long, so it drops out.
+func (s *Server) ready(*request) (any, error) {
+	h := s.health()
+	var reason string
+	switch {
+	case h.LeaderContactMs == nil:
+		reason = "no leader known"
+	case time.Duration(*h.LeaderContactMs)*time.Millisecond > s.cfg.ReadyLeaderContact:
+		reason = fmt.Sprintf("last heard from leader %s %d ms ago, more than %d ms", h.Leader,
+			*h.LeaderContactMs, s.cfg.ReadyLeaderContact.Milliseconds())
+	case h.CommitIndex > h.AppliedIndex && h.CommitIndex-h.AppliedIndex > s.cfg.ReadyApplyLag:
+		reason = fmt.Sprintf("applied index %d trails commit index %d by more than %d entries",
+			h.AppliedIndex, h.CommitIndex, s.cfg.ReadyApplyLag)
+	default:
+		return h, nil
+	}
+	h.Status, h.Error, h.Code = "unavailable", "not ready: "+reason, api.CodeUnavailable
+	return reply{code: api.CodeUnavailable, body: h}, nil
+}
+
+// health reads what the probes report.
+func (s *Server) health() api.Health {
 	st := s.node.Stats()
-	leader, ok := s.node.Leader()
-	return map[string]any{"status": "ok", "node": s.node.ID(), "raft_state": strings.ToLower(st.State),
-		"has_leader": ok, "leader": leader.ID}, nil
+	h := api.Health{Status: "ok", Node: s.node.ID(), RaftState: strings.ToLower(st.State),
+		CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex}
+	if since, ok := s.node.LeaderContact(); ok {
+		leader, _ := s.node.Leader()
+		h.Leader = leader.ID
+		contact := since.Milliseconds()
+		h.LeaderContactMs = &contact
+	}
+	return h
 }
 
 // deadline bounds a request: the front-end timeout plus any queue wait.

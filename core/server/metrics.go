@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/lockstep/lockstep/core/node"
 )
@@ -30,6 +31,9 @@ func newMetrics(reg prometheus.Registerer, n *node.Node) *metrics {
 			func() float64 { return f(n.Stats()) })
 	}
 	reg.MustRegister(m.requests, m.latency,
+		// The standard runtime and process series, as every Go exporter has.
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("lockstep_active_leases", "Live leases in the state machine.",
 			func(s node.Stats) float64 { return float64(s.Lock.Leases) }),
 		gauge("lockstep_queue_depth", "Queued acquire requests across resources.",

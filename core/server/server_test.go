@@ -129,7 +129,7 @@ func TestLockLifecycle(t *testing.T) {
 	}
 	code, b = do(t, "GET", ts.URL+api.PathStatus+"?resource=r", "")
 	var st api.StatusResponse
-	if err := json.Unmarshal(b, &st); err != nil || code != 200 || len(st.Holders) != 1 || st.Holders[0].LeaseID != got.LeaseID {
+	if err := json.Unmarshal(b, &st); err != nil || code != 200 || len(st.Holders) != 1 || st.Holders[0].LeaseFingerprint != api.LeaseFingerprint(got.LeaseID) {
 		t.Fatalf("status = %d %s", code, b)
 	}
 	code, b = do(t, "POST", ts.URL+api.PathRenew, `{"resource":"r","lease_id":"`+got.LeaseID+`","ttl":9000}`)
