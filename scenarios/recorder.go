@@ -139,7 +139,7 @@ const maxMismatches = 50
 // apply compares what node applied at index, and the state it left, with
 // the first replica of its group that applied that index.
 func (r *recorder) apply(node string, group int, index uint64, entry []byte, st *lock.State) {
-	a := appliedAt{node: node, entry: fnv64(entry), state: fnv64(st.Snapshot())}
+	a := appliedAt{node: node, entry: fnv64(entry), state: st.Digest()}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	key := traceKey{group: group, index: index}

@@ -11,6 +11,9 @@ type dedupeTable struct {
 	entries map[string]dedupeEntry
 	order   []dedupeKey
 	head    int
+	// sum adds up the hashes of the live entries' encodings, kept as
+	// entries come and go so that Digest need not encode the table.
+	sum uint64
 }
 
 type dedupeEntry struct {
@@ -55,6 +58,7 @@ func (t *dedupeTable) put(key string, at int64, e dedupeEntry) {
 	}
 	t.entries[key] = e
 	t.order = append(t.order, dedupeKey{key: key, at: at})
+	t.sum += dedupeEntryHash(key, at, e)
 }
 
 // evict drops entries recorded at or before cutoff and any beyond max.
@@ -64,6 +68,7 @@ func (t *dedupeTable) evict(cutoff int64, max int) {
 		if k.at > cutoff && len(t.order)-t.head <= max {
 			break
 		}
+		t.sum -= dedupeEntryHash(k.key, k.at, t.entries[k.key])
 		delete(t.entries, k.key)
 		t.order[t.head] = dedupeKey{}
 		t.head++

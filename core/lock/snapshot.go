@@ -3,6 +3,7 @@ package lock
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 )
@@ -23,7 +24,13 @@ const unclaimedFlag = 0x80
 // holders and waiters in order, dedupe entries in insertion order), so two
 // replicas with the same state produce the same bytes.
 func (s *State) Snapshot() []byte {
-	buf := make([]byte, 0, 64+s.resources.len()*96)
+	buf := s.appendCore(make([]byte, 0, 64+s.resources.len()*96))
+	buf = appendDedupe(buf, &s.dedupe)
+	return appendDedupe(buf, &s.settled)
+}
+
+// appendCore encodes everything but the dedupe tables.
+func (s *State) appendCore(buf []byte) []byte {
 	buf = append(buf, snapshotMagic...)
 	buf = binary.AppendUvarint(buf, s.lastToken)
 	buf = binary.AppendUvarint(buf, s.lastIndex)
@@ -68,9 +75,30 @@ func (s *State) Snapshot() []byte {
 			buf = binary.AppendUvarint(buf, w.incarnation)
 		}
 	}
+	return buf
+}
 
-	buf = appendDedupe(buf, &s.dedupe)
-	return appendDedupe(buf, &s.settled)
+// Digest is a hash of the whole state, equal on replicas whose Snapshots
+// are equal (and, but for hash collisions, different otherwise). It costs
+// what encoding the lock table does, not the dedupe tables, which can be
+// far larger: their hashes are kept up to date as entries come and go.
+func (s *State) Digest() uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(s.appendCore(make([]byte, 0, 64+s.resources.len()*96)))
+	sum := h.Sum64()
+	for _, t := range []*dedupeTable{&s.dedupe, &s.settled} {
+		sum = sum*1099511628211 ^ t.sum
+		sum = sum*1099511628211 ^ uint64(t.len())
+	}
+	return sum
+}
+
+// dedupeEntryHash hashes one entry's snapshot encoding.
+func dedupeEntryHash(key string, at int64, e dedupeEntry) uint64 {
+	var scratch [256]byte
+	h := fnv.New64a()
+	_, _ = h.Write(appendDedupeEntry(scratch[:0], key, at, e))
+	return h.Sum64()
 }
 
 // appendDedupe encodes a dedupe-shaped table in insertion order.
@@ -78,19 +106,22 @@ func appendDedupe(buf []byte, t *dedupeTable) []byte {
 	live := t.order[t.head:]
 	buf = binary.AppendUvarint(buf, uint64(len(live)))
 	for _, k := range live {
-		e := t.entries[k.key]
-		buf = appendString(buf, k.key)
-		buf = binary.AppendVarint(buf, k.at)
-		buf = appendString(buf, e.resource)
-		buf = appendLease(buf, e.lease)
-		if e.granted {
-			buf = append(buf, 1)
-		} else {
-			buf = append(buf, 0)
-		}
-		buf = append(buf, byte(e.policy))
+		buf = appendDedupeEntry(buf, k.key, k.at, t.entries[k.key])
 	}
 	return buf
+}
+
+func appendDedupeEntry(buf []byte, key string, at int64, e dedupeEntry) []byte {
+	buf = appendString(buf, key)
+	buf = binary.AppendVarint(buf, at)
+	buf = appendString(buf, e.resource)
+	buf = appendLease(buf, e.lease)
+	if e.granted {
+		buf = append(buf, 1)
+	} else {
+		buf = append(buf, 0)
+	}
+	return append(buf, byte(e.policy))
 }
 
 func appendLease(buf []byte, l Lease) []byte {
