@@ -22,6 +22,11 @@ const (
 	CheckLostState = "lost-state"
 	// CheckDivergence: one entry left different states on two replicas.
 	CheckDivergence = "divergence"
+	// CheckExpiry: a lease outlived its expiry (or, in a quiet period,
+	// was freed late because no entry came).
+	CheckExpiry = "expiry"
+	// CheckQueue: a status listed another queue than the trace had.
+	CheckQueue = "queue"
 )
 
 // DefaultLinearizabilityTimeout is used when Options leaves it zero.
@@ -63,6 +68,11 @@ type Options struct {
 	// ElectionBound is how long past its expiry (or past stability, if
 	// later) a lease may stay unfreed.
 	ElectionBound time.Duration
+	// ExpiryBound is how far past a lease's expiry (log time) the first
+	// entry may come while no fault is active; zero disables that half of
+	// the expiry check (the other half, freed by the first entry past the
+	// expiry, always runs).
+	ExpiryBound time.Duration
 }
 
 // Violation is one broken property.
@@ -97,6 +107,10 @@ type Stats struct {
 	HerdExcess int `json:"herd_excess"`
 	// Suppressed counts violations beyond maxViolationsPerCheck.
 	Suppressed int `json:"suppressed"`
+	// QueuesCompared counts status replies whose queue was held against
+	// the trace; ExpiriesJudged counts leases whose freeing was judged.
+	QueuesCompared int `json:"queues_compared"`
+	ExpiriesJudged int `json:"expiries_judged"`
 }
 
 // Result is what Check concluded.
@@ -181,6 +195,8 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 	checkFencing(h, trace, &f)
 	checkFIFO(replay, opts, &f, &res.Stats)
 	checkLiveness(h, replay, trace, opts, &f)
+	res.Stats.ExpiriesJudged = checkExpiry(h, trace, opts, &f)
+	res.Stats.QueuesCompared = checkQueues(h, trace, &f)
 	checkHerd(h, replay, opts, &f, &res.Stats)
 	return finish()
 }

@@ -19,16 +19,20 @@ import (
 // History is one recorded run. Times named Call/Return/At/Start/End are
 // virtual ns; LogTime fields are the state machine's log time in ns.
 type History struct {
-	Seed     int64             `json:"seed"`
-	Scenario string            `json:"scenario"`
-	Ops      []Op              `json:"ops"`
-	Writes   []Write           `json:"writes"`
-	Grants   []GrantReturned   `json:"grants"`
-	Trace    []TraceEvent      `json:"trace"`
-	Faults   []Fault           `json:"faults"`
-	Wakeups  []Wakeup          `json:"wakeups"`
-	Replicas Replicas          `json:"replicas"`
-	Notes    map[string]string `json:"notes,omitempty"`
+	Seed     int64           `json:"seed"`
+	Scenario string          `json:"scenario"`
+	Ops      []Op            `json:"ops"`
+	Writes   []Write         `json:"writes"`
+	Grants   []GrantReturned `json:"grants"`
+	Trace    []TraceEvent    `json:"trace"`
+	Faults   []Fault         `json:"faults"`
+	Wakeups  []Wakeup        `json:"wakeups"`
+	Replicas Replicas        `json:"replicas"`
+	// Entries lists every applied command entry of every group, as the
+	// first replica to apply it saw it; the trace holds only entries that
+	// changed something.
+	Entries []Entry           `json:"entries"`
+	Notes   map[string]string `json:"notes,omitempty"`
 }
 
 // historyMeta is the part of a History saved in meta.json.
@@ -80,6 +84,9 @@ const (
 	KindExpire  = "expire"
 	KindCancel  = "cancel"
 	KindRenew   = "renew"
+	// KindJoin: a retry joined a queued request; ExpiresAt is its new
+	// deadline (on enqueue events ExpiresAt is the first deadline).
+	KindJoin = "join"
 	// KindFreed says a resource lost every holder with nobody queued; the
 	// checks ignore it (throughput-mode racers are woken by it).
 	KindFreed = "freed"
@@ -118,6 +125,15 @@ type Wakeup struct {
 	Waiters  int    `json:"waiters"`
 }
 
+// Entry is one applied log entry: its log time and the virtual time the
+// first replica applied it.
+type Entry struct {
+	Group   int    `json:"group,omitempty"`
+	Index   uint64 `json:"index"`
+	LogTime int64  `json:"log_time"`
+	At      int64  `json:"at"`
+}
+
 // Replicas is what comparing the replicas of each group found: every
 // replica's log entry and resulting state at each index it applied, held
 // against the first replica that applied that index.
@@ -152,6 +168,7 @@ func (h *History) historyFiles(meta *historyMeta) map[string]any {
 		"faults.json":   &h.Faults,
 		"wakeups.json":  &h.Wakeups,
 		"replicas.json": &h.Replicas,
+		"entries.json":  &h.Entries,
 	}
 }
 

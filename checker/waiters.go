@@ -16,9 +16,11 @@ type waiter struct {
 	Resource, Client, LeaseID, Mode string
 	EnqIndex                        uint64
 	EnqTime                         int64
-	Outcome                         waitOutcome
-	EndIndex                        uint64
-	EndTime                         int64
+	// Deadline is when the request stops waiting (log time; 0: unknown).
+	Deadline int64
+	Outcome  waitOutcome
+	EndIndex uint64
+	EndTime  int64
 }
 
 // matches reports whether ev (grant or cancel) concerns w.
@@ -86,12 +88,17 @@ func replayQueues(trace []TraceEvent) queueReplay {
 		q := queues[ev.Resource]
 		switch ev.Kind {
 		case KindEnqueue:
-			w := &waiter{Resource: ev.Resource, Client: ev.Client, LeaseID: ev.LeaseID, Mode: ev.Mode, EnqIndex: ev.Index, EnqTime: ev.LogTime}
+			w := &waiter{Resource: ev.Resource, Client: ev.Client, LeaseID: ev.LeaseID, Mode: ev.Mode,
+				EnqIndex: ev.Index, EnqTime: ev.LogTime, Deadline: ev.ExpiresAt}
 			if find(q, ev) >= 0 {
 				continue // a retried enqueue keeps its first place
 			}
 			queues[ev.Resource] = append(q, w)
 			r.Waiters = append(r.Waiters, w)
+		case KindJoin:
+			if i := find(q, ev); i >= 0 {
+				q[i].Deadline = ev.ExpiresAt
+			}
 		case KindCancel:
 			if i := find(q, ev); i >= 0 {
 				q[i].Outcome, q[i].EndIndex, q[i].EndTime = wasCancelled, ev.Index, ev.LogTime

@@ -76,6 +76,15 @@ type LockOutput struct {
 	// LogTime is the log time (ns) at which the answer was decided.
 	LogTime int64        `json:"log_time"`
 	Holders []HolderView `json:"holders,omitempty"`
+	// Queue is a status reply's wait queue, head first. The model does not
+	// judge it (queues are judged against the committed trace).
+	Queue []WaiterView `json:"queue,omitempty"`
+}
+
+// WaiterView is one queued request as a status reply reports it.
+type WaiterView struct {
+	Client string `json:"client"`
+	Mode   string `json:"mode"`
 }
 
 // HolderView is one holder as a status reply reports it: by the

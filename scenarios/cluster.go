@@ -42,10 +42,12 @@ var _ nemesis.Cluster = (*Cluster)(nil)
 
 // member is one node slot: its disk and clock outlive crashes.
 type member struct {
-	id     string
-	group  int
-	peers  []node.Peer
-	clock  *sim.Clock
+	id    string
+	group int
+	peers []node.Peer
+	clock *sim.Clock
+	// rate is the clock's own drift, to which clock faults return.
+	rate   float64
 	stores node.Stores
 	ids    *rand.Rand // lease id randomness, seeded
 	idsMu  sync.Mutex
@@ -73,9 +75,13 @@ func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster,
 		var ms []*member
 		for _, p := range peers {
 			m := &member{
-				id: p.ID, group: g, peers: peers, clock: sim.NewClock(), stores: c.memStores(p.ID),
+				id: p.ID, group: g, peers: peers, stores: c.memStores(p.ID),
 				ids: rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64())),
 			}
+			// Each node's clock starts at its own arbitrary point and runs at
+			// its own rate, within clockDriftMax of true time.
+			m.rate = 1 + (2*seeds.Float64()-1)*clockDriftMax
+			m.clock = sim.NewClockAt(time.Duration(seeds.Int64N(int64(clockOriginMax))), m.rate)
 			net.AttachClock(p.ID, m.clock)
 			ms = append(ms, m)
 			c.byID[p.ID] = m
@@ -93,6 +99,13 @@ func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster,
 }
 
 var runCounter atomic.Int64
+
+// A node's clock origin is drawn in [0, clockOriginMax) and its drift rate
+// in 1±clockDriftMax (100 ppm: a fair crystal).
+const (
+	clockOriginMax = 1_000_000 * time.Second
+	clockDriftMax  = 1e-4
+)
 
 func (c *Cluster) memStores(id string) node.Stores {
 	s := node.NewMemStores()
@@ -291,7 +304,7 @@ func (c *Cluster) SetClockOffset(id string, offset time.Duration) {
 // SetClockRate implements nemesis.Cluster.
 func (c *Cluster) SetClockRate(id string, rate float64) {
 	if m := c.byID[id]; m != nil {
-		_ = m.clock.SetRate(rate)
+		_ = m.clock.SetRate(rate * m.rate)
 	}
 }
 
@@ -328,7 +341,7 @@ func (c *Cluster) clearFaults() {
 		c.net.Resume(id)
 		m := c.byID[id]
 		m.clock.SetOffset(0)
-		_ = m.clock.SetRate(1)
+		_ = m.clock.SetRate(m.rate)
 		c.SetDiskFault(id, 0, false)
 		_ = c.Restart(id)
 	}

@@ -157,6 +157,9 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 			return unknown
 		}
 		out := models.LockOutput{LogTime: ms(st.LogTime)}
+		for _, w := range st.Queue {
+			out.Queue = append(out.Queue, models.WaiterView{Client: w.ClientID, Mode: string(w.Mode)})
+		}
 		for _, h := range st.Holders {
 			out.Holders = append(out.Holders, models.HolderView{Fingerprint: h.LeaseFingerprint, Mode: string(h.Mode),
 				Token: h.FencingToken, ExpiresAt: ms(st.LogTime + h.ExpiresIn)})

@@ -28,6 +28,7 @@ type recorder struct {
 	// replicas checker.Replicas the comparisons with it.
 	applied  map[traceKey]appliedAt
 	replicas checker.Replicas
+	entries  []checker.Entry
 	wakeups  map[wakeKey]int
 	faults   []checker.Fault
 }
@@ -146,6 +147,7 @@ func (r *recorder) apply(node string, group int, index uint64, entry []byte, st 
 	first, ok := r.applied[key]
 	if !ok {
 		r.applied[key] = a
+		r.entries = append(r.entries, checker.Entry{Group: group, Index: index, LogTime: st.Metrics().LogTime, At: r.now()})
 		return
 	}
 	r.replicas.Compared++
@@ -203,6 +205,7 @@ func (r *recorder) history(seed int64, scenario string) *checker.History {
 	h := &checker.History{Seed: seed, Scenario: scenario, Ops: slices.Clone(r.ops), Faults: slices.Clone(r.faults),
 		Replicas: r.replicas}
 	h.Replicas.Mismatches = slices.Clone(r.replicas.Mismatches)
+	h.Entries = slices.Clone(r.entries)
 	keys := make([]traceKey, 0, len(r.trace))
 	for k := range r.trace {
 		keys = append(keys, k)

@@ -87,6 +87,9 @@ type Checks struct {
 	RecoveryBoundMs int64 `json:"recovery_bound_ms"`
 	GrantBoundMs    int64 `json:"grant_bound_ms"`
 	ElectionBoundMs int64 `json:"election_bound_ms"`
+	// ExpiryBoundMs: how late (log time) past a lease's expiry the first
+	// entry may come in a quiet period; 0 leaves that half out.
+	ExpiryBoundMs int64 `json:"expiry_bound_ms,omitempty"`
 }
 
 // Expect is the verdict a correct server must produce. Most scenarios
@@ -103,7 +106,7 @@ func (s Scenario) options() checker.Options {
 	return checker.Options{
 		StrictFIFO: s.Checks.StrictFIFO, AllowHerd: s.Checks.AllowHerd,
 		RecoveryBound: ms(s.Checks.RecoveryBoundMs), GrantBound: ms(s.Checks.GrantBoundMs),
-		ElectionBound: ms(s.Checks.ElectionBoundMs),
+		ElectionBound: ms(s.Checks.ElectionBoundMs), ExpiryBound: ms(s.Checks.ExpiryBoundMs),
 	}
 }
 

@@ -270,7 +270,7 @@ func (wl *workload) hold(ctx context.Context, cl *client, l *lockclient.Lease, o
 			wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
 		}
 		if !sleep(ctx, between(cl.rng, wl.w.HoldMs)) {
-			return
+			break
 		}
 		if !opts.KeepAlive && cl.rng.Float64() < wl.w.RenewProb {
 			cctx, cancel := context.WithTimeout(ctx, opTimeout)
@@ -283,9 +283,8 @@ func (wl *workload) hold(ctx context.Context, cl *client, l *lockclient.Lease, o
 			break
 		}
 	}
-	if ctx.Err() != nil {
-		return
-	}
+	// Released even when the run ends, which also stops a keep-alive that
+	// would otherwise outlive the run.
 	wl.release(ctx, l)
 }
 

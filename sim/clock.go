@@ -11,7 +11,7 @@ import (
 // bubble) through a rate, an offset, jumps and freezes. It satisfies the
 // node package's Clock interface and is safe for concurrent use.
 //
-//	reading = offset + anchorRead + rate × (time.Now() − anchorWall)
+//	reading = origin + offset + anchorRead + rate × (time.Now() − anchorWall)
 //
 // A rate change re-anchors, so the reading never jumps when the rate changes.
 type Clock struct {
@@ -19,6 +19,7 @@ type Clock struct {
 	anchorWall time.Time     // instant of the last rate change
 	anchorRead time.Duration // rate-scaled reading (without offset) at anchorWall
 	rate       float64
+	origin     time.Duration // the arbitrary start of a real monotonic clock
 	offset     time.Duration
 	frozen     bool
 	frozenAt   time.Duration // reading returned while frozen
@@ -26,7 +27,17 @@ type Clock struct {
 
 // NewClock returns a clock reading 0 now and advancing at rate 1.
 func NewClock() *Clock {
-	return &Clock{anchorWall: time.Now(), rate: 1}
+	return NewClockAt(0, 1)
+}
+
+// NewClockAt returns a clock reading origin now and advancing at rate:
+// real monotonic clocks start at unrelated points and run at slightly
+// different speeds. rate must be positive.
+func NewClockAt(origin time.Duration, rate float64) *Clock {
+	if !(rate > 0) {
+		rate = 1
+	}
+	return &Clock{anchorWall: time.Now(), rate: rate, origin: origin}
 }
 
 // Now returns the current reading.
@@ -40,7 +51,7 @@ func (c *Clock) Now() time.Duration {
 }
 
 func (c *Clock) readingLocked(now time.Time) time.Duration {
-	return c.offset + c.scaledLocked(now)
+	return c.origin + c.offset + c.scaledLocked(now)
 }
 
 func (c *Clock) scaledLocked(now time.Time) time.Duration {

@@ -196,10 +196,10 @@ func printOutcome(w io.Writer, s scenarios.Scenario, seed int64, o options, out 
 		fmt.Fprintf(w, "%s=%s\n", p.Name, p.Value)
 	}
 	st := out.Result.Stats
-	fmt.Fprintf(w, "virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d snapshots=%d restores=%d replicas_compared=%d\n",
+	fmt.Fprintf(w, "virtual=%s wall=%s speedup=%.0fx ops=%d unknown=%d grants=%d inversions=%d snapshots=%d restores=%d replicas_compared=%d queues_compared=%d expiries_judged=%d\n",
 		out.Virtual.Round(time.Millisecond), wall.Round(time.Millisecond),
 		out.Virtual.Seconds()/wall.Seconds(), st.Ops, st.UnknownOps, st.Grants, st.Inversions,
-		out.Snapshots, out.Restores, out.Compared)
+		out.Snapshots, out.Restores, out.Compared, st.QueuesCompared, st.ExpiriesJudged)
 	// Every saved report is named, whatever the verdict, so nobody has to
 	// guess the directory layout.
 	printDir := func() {

@@ -258,7 +258,7 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 					if d.resource != c.Resource || d.lease.Mode != c.Mode || d.lease.TTLMs != c.TTLMs || d.policy != c.Policy {
 						return Result{Code: RequestIDReused}
 					}
-					return m.replay(d, c)
+					return m.replay(d, c, emit)
 				}
 			}
 		}
@@ -376,12 +376,13 @@ func (m *refModel) acquire(c *Command, emit emitFunc) Result {
 	r.queue = append(r.queue, refWaiter{id: c.LeaseID, owner: c.LeaseID, client: c.ClientID, mode: c.Mode,
 		deadline: m.now + c.WaitMs*int64(time.Millisecond), ttlMs: c.TTLMs, host: c.Host, incarnation: c.Incarnation})
 	l := Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode}
-	emit(Event{Kind: EventEnqueue, Resource: c.Resource, Lease: l})
+	emit(Event{Kind: EventEnqueue, Resource: c.Resource, Lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode,
+		ExpiresAt: m.now + c.WaitMs*int64(time.Millisecond)}})
 	return Result{Queued: true, Position: len(r.queue), Lease: l}
 }
 
 // replay answers a retried acquire from what became of its first attempt.
-func (m *refModel) replay(d refDedupe, c *Command) Result {
+func (m *refModel) replay(d refDedupe, c *Command, emit emitFunc) Result {
 	if r, h, w := m.find(d.resource, d.lease.ID); r != nil {
 		if h >= 0 {
 			delete(m.unclaimed, d.lease.ID)
@@ -391,6 +392,7 @@ func (m *refModel) replay(d refDedupe, c *Command) Result {
 			q := &r.queue[w]
 			if deadline := m.now + c.WaitMs*int64(time.Millisecond); c.WaitMs > 0 && deadline > q.deadline {
 				q.deadline, q.owner, q.host, q.incarnation = deadline, c.LeaseID, c.Host, c.Incarnation
+				emit(Event{Kind: EventJoin, Resource: d.resource, Lease: Lease{ID: q.id, ClientID: q.client, Mode: q.mode, ExpiresAt: deadline}})
 			}
 			return Result{Queued: true, Position: w + 1, Lease: Lease{ID: d.lease.ID, ClientID: d.lease.ClientID, Mode: d.lease.Mode}}
 		}

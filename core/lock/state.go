@@ -146,7 +146,7 @@ func (s *State) acquireDeduped(index uint64, cmd *Command) Result {
 		if !d.sameRequest(cmd) {
 			return Result{Code: RequestIDReused}
 		}
-		return s.replay(d, cmd)
+		return s.replay(index, d, cmd)
 	}
 	res := s.acquire(index, cmd)
 	// A plain refusal changed nothing, so a retry may as well be judged
@@ -166,7 +166,7 @@ func (s *State) acquireDeduped(index uint64, cmd *Command) Result {
 // (the retry joins the wait), or over. It never grants a second lease, and
 // a grant that has since ended is reported as ended (LeaseEnded), not as a
 // live-looking grant.
-func (s *State) replay(d dedupeEntry, cmd *Command) Result {
+func (s *State) replay(index uint64, d dedupeEntry, cmd *Command) Result {
 	if r := s.resources.find(d.resource); r != nil {
 		if i := r.findHolder(d.lease.ID); i >= 0 {
 			h := r.holderAt(i)
@@ -174,7 +174,7 @@ func (s *State) replay(d dedupeEntry, cmd *Command) Result {
 			return Result{Granted: true, Lease: s.leaseOf(h)}
 		}
 		if i := r.findWaiter(d.lease.ID); i >= 0 {
-			s.join(&r.more.queue[i], cmd)
+			s.join(index, r, &r.more.queue[i], cmd)
 			return Result{Queued: true, Position: i + 1, Lease: Lease{ID: d.lease.ID, ClientID: d.lease.ClientID, Mode: d.lease.Mode}}
 		}
 	}
@@ -188,14 +188,17 @@ func (s *State) replay(d dedupeEntry, cmd *Command) Result {
 // request stays queued until the later of the two deadlines, and the
 // attempt with that deadline becomes the one whose cancel removes it (see
 // cancel), so neither attempt cuts the other's wait short.
-func (s *State) join(w *waiter, cmd *Command) {
+func (s *State) join(index uint64, r *resource, w *waiter, cmd *Command) {
 	deadline := s.clock.now + cmd.WaitMs*int64(time.Millisecond)
 	if cmd.WaitMs == 0 || deadline <= w.deadline {
 		return
 	}
-	s.queuedByHost[w.host]--
+	if s.queuedByHost[w.host]--; s.queuedByHost[w.host] == 0 {
+		delete(s.queuedByHost, w.host)
+	}
 	w.deadline, w.owner, w.host, w.incarnation = deadline, cmd.LeaseID, cmd.Host, cmd.Incarnation
 	s.queuedByHost[w.host]++
+	s.emit(index, EventJoin, r.name, Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode, ExpiresAt: deadline}, false)
 }
 
 func (s *State) acquire(index uint64, cmd *Command) Result {
@@ -249,7 +252,7 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 		incarnation: cmd.Incarnation,
 	}
 	s.pushWaiter(r, w)
-	s.emit(index, EventEnqueue, r.name, Lease{ID: w.id, ClientID: cmd.ClientID, Mode: w.mode}, false)
+	s.emit(index, EventEnqueue, r.name, Lease{ID: w.id, ClientID: cmd.ClientID, Mode: w.mode, ExpiresAt: w.deadline}, false)
 	return Result{Queued: true, Position: len(r.more.queue), Lease: Lease{ID: w.id, ClientID: cmd.ClientID, Mode: w.mode}}
 }
 

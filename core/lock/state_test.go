@@ -373,7 +373,7 @@ func TestApply(t *testing.T) {
 		{name: "retried queued acquire reports the queue, then the grant", steps: []step{
 			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
 			{at: 1, cmd: as(acq("r", 'b', X, 100, 500), "cl", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},
-			{at: 2, cmd: as(acq("r", 'c', X, 100, 500), "cl", "q"), want: "queued b pos=1"},
+			{at: 2, cmd: as(acq("r", 'c', X, 100, 500), "cl", "q"), want: "queued b pos=1", events: []string{"join r b"}},
 			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@110"}},
 			{at: 11, cmd: as(acq("r", 'c', X, 100, 500), "cl", "q"), want: "granted b#2@110"},
 		}},
@@ -404,7 +404,7 @@ func TestApply(t *testing.T) {
 		{name: "a retry with a longer wait keeps the request queued past the first deadline", steps: []step{
 			{at: 0, cmd: acq("r", 'a', X, 200, 0), want: "granted a#1@200", events: []string{"grant r a#1@200"}},
 			{at: 1, cmd: as(acq("r", 'b', X, 100, 30), "cl", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},
-			{at: 10, cmd: as(acq("r", 'c', X, 100, 100), "cl", "q"), want: "queued b pos=1"},
+			{at: 10, cmd: as(acq("r", 'c', X, 100, 100), "cl", "q"), want: "queued b pos=1", events: []string{"join r b"}},
 			// The original's wait ends first: its cancel no longer removes it.
 			{at: 31, cmd: owned(cancel("r", 'b'), 'b'), want: "queued b pos=1"},
 			{at: 50, cmd: rel("r", 'a'), want: "released a#1@200", events: []string{"release r a#1@200", "grant* r b#2@150"}},

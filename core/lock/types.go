@@ -237,6 +237,9 @@ const (
 	// EventFreed says a resource lost all holders with nobody queued: in
 	// throughput mode this wakes the racers.
 	EventFreed
+	// EventJoin says a retry of a queued request joined its wait and moved
+	// its deadline (Lease.ExpiresAt) later.
+	EventJoin
 )
 
 func (k EventKind) String() string {
@@ -255,12 +258,15 @@ func (k EventKind) String() string {
 		return "renew"
 	case EventFreed:
 		return "freed"
+	case EventJoin:
+		return "join"
 	default:
 		return fmt.Sprintf("event(%d)", uint8(k))
 	}
 }
 
-// Event is one change applied to a resource. Events are produced in a
+// Event is one change applied to a resource. On enqueue and join events
+// Lease.ExpiresAt is the queued request's deadline (log time). Events are produced in a
 // deterministic order, so every replica emits the same sequence.
 type Event struct {
 	Kind     EventKind
