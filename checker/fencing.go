@@ -182,12 +182,15 @@ func checkOverlaps(segs []segment, f *findings) {
 		return cmp.Or(cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Start, b.Start))
 	})
 	var active []segment
-	for i, s := range segs {
+	resource := ""
+	for _, s := range segs {
 		if s.End <= s.Start {
 			continue
 		}
-		if i > 0 && segs[i-1].Resource != s.Resource {
-			active = active[:0]
+		// Reset on the first non-empty segment of each resource (an empty
+		// one skipped above must not hide the boundary).
+		if s.Resource != resource {
+			active, resource = active[:0], s.Resource
 		}
 		active = slices.DeleteFunc(active, func(a segment) bool { return a.End <= s.Start })
 		for _, a := range active {

@@ -26,3 +26,19 @@ func TestLogTimeOrderPerResource(t *testing.T) {
 		})
 	}
 }
+
+// TestOverlapsResetPerResource: goal — holders of one resource are never
+// held against another's, even when the other's first segment is empty.
+// Method: r1 held [0,10), r2's first segment empty, then r2 held [5,8).
+func TestOverlapsResetPerResource(t *testing.T) {
+	segs := []segment{
+		{Resource: "r1", Lease: "A", Exclusive: true, Start: 0, End: 10},
+		{Resource: "r2", Lease: "B", Exclusive: true, Start: 1, End: 1},
+		{Resource: "r2", Lease: "C", Exclusive: true, Start: 5, End: 8},
+	}
+	var f findings
+	checkOverlaps(segs, &f)
+	if len(f.list) != 0 {
+		t.Fatalf("false overlap across resources: %v", f.list)
+	}
+}
