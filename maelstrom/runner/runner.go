@@ -244,6 +244,16 @@ func (r *run) init(ctx context.Context) error {
 	errs := make(chan error, len(r.nodes))
 	for i, id := range r.nodes {
 		go func() {
+			// A node that exits fails init at once, not after the timeout.
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			go func() {
+				select {
+				case <-r.procs[id].exited:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
 			body := map[string]any{"type": "init", "node_id": id, "node_ids": r.nodes}
 			m, ok := r.call(ctx, "c0", id, i+1, body, initTimeout)
 			switch {
