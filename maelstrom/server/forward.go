@@ -57,7 +57,7 @@ func (f *Forwarder) Forward(ctx context.Context, leader node.Peer, cmd []byte) (
 		case errors.Is(err, maelstrom.ErrNotSent):
 			return nil, fmt.Errorf("%w: %w", node.ErrUnavailable, err)
 		default:
-			return nil, fmt.Errorf("forward to %s: %w", leader.ID, err)
+			return nil, fmt.Errorf("sent, no reply: %w", err)
 		}
 	}
 	var ok forwardOK
