@@ -79,8 +79,10 @@ maelstrom:
 
 # The runner judging two tiny independent lin-kv nodes: the single-copy one
 # passes, the stale-read one is flagged (exit status 1 is the expected result).
+# Results: results/maelstrom/testnode-{single,stale}/.
 maelstrom-testnodes:
 	$(GO) build -o bin/ ./cmd/maelstrom-run ./cmd/maelstrom-testnode-single ./cmd/maelstrom-testnode-stale
-	bin/maelstrom-run --seed $(MAELSTROM_SEED) -w lin-kv --bin bin/maelstrom-testnode-single --node-count 3 --time-limit 10 --nemesis partition
-	bin/maelstrom-run --seed $(MAELSTROM_SEED) -w lin-kv --bin bin/maelstrom-testnode-stale --node-count 3 --time-limit 10; \
-		test $$? -eq 1
+	bin/maelstrom-run --seed $(MAELSTROM_SEED) -w lin-kv --bin bin/maelstrom-testnode-single --node-count 3 \
+		--time-limit 10 --nemesis partition --out results/maelstrom/testnode-single
+	bin/maelstrom-run --seed $(MAELSTROM_SEED) -w lin-kv --bin bin/maelstrom-testnode-stale --node-count 3 \
+		--time-limit 10 --out results/maelstrom/testnode-stale; test $$? -eq 1

@@ -28,6 +28,8 @@ import (
 	"github.com/lockstep/lockstep/maelstrom/runner"
 )
 
+var defaultOut = filepath.Join("results", "maelstrom")
+
 const (
 	exitValid = iota
 	exitInvalid
@@ -58,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	recovery := fs.Float64("recovery", 3, "seconds without faults at the end of the run")
 	opTimeout := fs.Float64("op-timeout", 5, "seconds a client waits for a reply before recording info")
 	keys := fs.Int("keys", 0, "lin-kv keys or lock resources (0: 5 keys, 2 resources)")
-	out := fs.String("out", filepath.Join("results", "maelstrom"), "results root; the run's directory is <workload>-n<N>-seed<S>")
+	out := fs.String("out", defaultOut, "results root; the run's directory is <workload>-n<N>-seed<S>")
 	logDir := fs.String("log-dir", filepath.Join("results", "tmp", "maelstrom"), "root for the nodes' stderr logs")
 	checkTimeout := fs.Duration("check-timeout", time.Minute, "bound on the linearizability search")
 	recheck := fs.String("check", "", "re-check the history.json in this run directory instead of running")
@@ -94,6 +96,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		*seed, *workload, *bin, *nodeCount, *timeLimit, *rate, clients, *latency, *latencyDist, *nemesisInterval, *recovery, *opTimeout, *keys)
 	if *nemesis != "" {
 		cmdline += " --nemesis " + *nemesis
+	}
+	if *out != defaultOut {
+		cmdline += " --out " + *out
 	}
 	if len(fs.Args()) > 0 {
 		cmdline += " -- " + strings.Join(fs.Args(), " ")
