@@ -61,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	opTimeout := fs.Float64("op-timeout", 5, "seconds a client waits for a reply before recording info")
 	keys := fs.Int("keys", 0, "lin-kv keys or lock resources (0: 5 keys, 2 resources)")
 	out := fs.String("out", defaultOut, "results root; the run's directory is <workload>-n<N>-seed<S>")
-	logDir := fs.String("log-dir", filepath.Join("results", "tmp", "maelstrom"), "root for the nodes' stderr logs")
+	logDir := fs.String("log-dir", filepath.Join("results", "tmp", "maelstrom"), "root for the nodes' stderr logs (<root>/<base of --out>/<run>)")
 	checkTimeout := fs.Duration("check-timeout", time.Minute, "bound on the linearizability search")
 	recheck := fs.String("check", "", "re-check the history.json in this run directory instead of running")
 	verbose := fs.Bool("v", false, "log the runner's progress to stderr")
@@ -107,7 +107,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Workload: *workload, Bin: *bin, BinArgs: fs.Args(), NodeCount: *nodeCount, TimeLimit: seconds(*timeLimit),
 		Rate: *rate, Concurrency: clients, Latency: time.Duration(*latency * float64(time.Millisecond)), LatencyDist: *latencyDist,
 		Nemesis: faults, NemesisInterval: seconds(*nemesisInterval), Recovery: seconds(*recovery), OpTimeout: seconds(*opTimeout),
-		Seed: *seed, Keys: *keys, Dir: filepath.Join(*out, name), LogDir: filepath.Join(*logDir, name),
+		// Logs are kept apart per results root, so runs of the same name
+		// under different --out do not overwrite each other's logs.
+		Seed: *seed, Keys: *keys, Dir: filepath.Join(*out, name), LogDir: filepath.Join(*logDir, filepath.Base(*out), name),
 		Command: cmdline, CheckTimeout: *checkTimeout,
 	}
 	if *verbose {

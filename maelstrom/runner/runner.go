@@ -160,6 +160,9 @@ func Run(ctx context.Context, opts Options) (*Verdict, error) {
 	netDone.Wait()
 
 	h := &History{Workload: opts.Workload, Seed: opts.Seed, Nodes: r.nodes, Ops: r.ops, Faults: r.faults, Network: r.net.snapshot()}
+	if h.Faults == nil {
+		h.Faults = []Fault{} // "faults": [] rather than null in history.json
+	}
 	v, err := Report(ctx, h, opts.Dir, opts.Command, opts.CheckTimeout)
 	if harnessErr != nil {
 		if v != nil {
