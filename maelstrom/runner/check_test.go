@@ -83,6 +83,17 @@ func TestLockCheck(t *testing.T) {
 	if overlap.Result != Invalid {
 		t.Errorf("overlapping exclusive grants: %s, want invalid", overlap.Result)
 	}
+	// An empty span (D's release is in doubt) first on r1, after a live
+	// holder on r0: r0's holder must not be held against r1's.
+	acqR1 := strings.Replace(acq, `"r"`, `"r1"`, 1)
+	boundary := checkOps(t, WorkloadLock,
+		op(0, "acquire", strings.Replace(acq, `"r"`, `"r0"`, 1), TypeOK, 0, 10, grant("X", 1, 5), nil),
+		op(1, "acquire", acqR1, TypeOK, 0, 10, grant("D", 2, 8), nil),
+		op(1, "release", `{"type":"release","resource":"r1","lease_id":"D"}`, TypeInfo, 12, 15, "", nil),
+		op(2, "acquire", acqR1, TypeOK, 20, 30, grant("Y", 3, 25), nil))
+	if boundary.Result != Valid {
+		t.Errorf("holders on two resources, one release in doubt: %s, want valid (%v)", boundary.Result, boundary.Violations)
+	}
 	handoff := checkOps(t, WorkloadLock,
 		op(0, "acquire", acq, TypeOK, 0, 10, grant("A", 1, 5), nil),
 		op(0, "release", release, TypeOK, 15, 18, `{"type":"release_ok","log_time_ns":16000000}`, nil),
