@@ -61,3 +61,28 @@ bench-peers:
 
 clean:
 	rm -rf results/tmp
+
+.PHONY: maelstrom maelstrom-testnodes
+
+MAELSTROM_SEED ?= 1
+
+# Maelstrom workloads against lockstep's Maelstrom node (README, "Maelstrom"):
+# lin-kv and lock, 3 and 5 nodes, 20 s each under partitions. Each run's
+# history, verdict, Porcupine HTML and COMMAND.txt land in
+# results/maelstrom/<workload>-n<N>-seed<S>/; node logs in results/tmp/.
+maelstrom:
+	$(GO) build -o bin/ ./cmd/maelstrom-lockstep ./cmd/maelstrom-run
+	for w in lin-kv lock; do for n in 3 5; do \
+		bin/maelstrom-run --seed $(MAELSTROM_SEED) -w $$w --bin bin/maelstrom-lockstep --node-count $$n \
+			--time-limit 20 --rate 20 --nemesis partition || exit $$?; \
+	done; done
+
+# The runner judging two tiny independent lin-kv nodes: the single-copy one
+# passes, the stale-read one is flagged (exit status 1 is the expected result).
+# Results: results/maelstrom/testnode-{single,stale}/.
+maelstrom-testnodes:
+	$(GO) build -o bin/ ./cmd/maelstrom-run ./cmd/maelstrom-testnode-single ./cmd/maelstrom-testnode-stale
+	bin/maelstrom-run --seed $(MAELSTROM_SEED) -w lin-kv --bin bin/maelstrom-testnode-single --node-count 3 \
+		--time-limit 10 --nemesis partition --out results/maelstrom/testnode-single
+	bin/maelstrom-run --seed $(MAELSTROM_SEED) -w lin-kv --bin bin/maelstrom-testnode-stale --node-count 3 \
+		--time-limit 10 --out results/maelstrom/testnode-stale; test $$? -eq 1

@@ -1,0 +1,230 @@
+// Package server is lockstep as a Maelstrom node: the lin-kv workload on a
+// replicated register and the lock workload on the real lock node
+// (core/node), each in its own hashicorp/raft group whose RPCs travel as
+// Maelstrom messages. Any node answers any request; followers forward
+// commands to the leader.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/maelstrom"
+)
+
+// Raft group names on the wire.
+const (
+	groupKV   = "kv"
+	groupLock = "lock"
+)
+
+// Timing is the Raft timing of both groups.
+//
+// The defaults assume Maelstrom-like message latency: tens of ms per hop
+// on average, with tails to a few hundred ms (the runner's exponential
+// latency, or maelstrom's --latency 100). A 1 s heartbeat timeout sends a
+// heartbeat every 100 ms and tolerates several lost or slow ones before a
+// follower starts an election, and a 500 ms leader lease lets a leader cut
+// off by a partition step down within about a second. lockstep's LAN
+// defaults (500/500/250 ms) flap under such tails.
+type Timing struct {
+	Heartbeat   time.Duration
+	Election    time.Duration
+	LeaderLease time.Duration
+	// RPCTimeout bounds one Raft RPC round trip.
+	RPCTimeout time.Duration
+	// SnapshotThreshold, TrailingLogs and SnapshotInterval are small in
+	// tests that need InstallSnapshot; zero keeps hashicorp/raft's values.
+	SnapshotThreshold uint64
+	TrailingLogs      uint64
+	SnapshotInterval  time.Duration
+	// RaftLogs receives hashicorp/raft's warnings; nil discards them.
+	RaftLogs io.Writer
+}
+
+// DefaultTiming is the timing the node binary uses.
+func DefaultTiming() Timing {
+	return Timing{Heartbeat: time.Second, Election: time.Second, LeaderLease: 500 * time.Millisecond, RPCTimeout: time.Second}
+}
+
+func (t *Timing) setDefaults() {
+	def := DefaultTiming()
+	if t.Heartbeat == 0 {
+		t.Heartbeat = def.Heartbeat
+	}
+	if t.Election == 0 {
+		t.Election = def.Election
+	}
+	if t.LeaderLease == 0 {
+		t.LeaderLease = def.LeaderLease
+	}
+	if t.RPCTimeout == 0 {
+		t.RPCTimeout = def.RPCTimeout
+	}
+	if t.SnapshotThreshold == 0 {
+		t.SnapshotThreshold = 8192
+	}
+	if t.TrailingLogs == 0 {
+		t.TrailingLogs = 10240
+	}
+	if t.SnapshotInterval == 0 {
+		t.SnapshotInterval = 30 * time.Second
+	}
+	if t.RaftLogs == nil {
+		t.RaftLogs = io.Discard
+	}
+}
+
+// Options configures a Server.
+type Options struct {
+	Logger *slog.Logger
+	Timing Timing
+	// RequestTimeout bounds how long a client request may wait for a
+	// leader and its commit (plus an acquire's wait). It is shorter than a
+	// client's own timeout, so that a request that never reached a leader
+	// gets a definite temporarily-unavailable instead of no answer.
+	RequestTimeout time.Duration
+	// Bug turns on one of core/node's deliberate mistakes, to show the
+	// runner catching it; "" in normal use.
+	Bug node.Bug
+}
+
+// DefaultRequestTimeout is Options.RequestTimeout's default.
+const DefaultRequestTimeout = 2 * time.Second
+
+// group is one Raft group of this process.
+type group interface {
+	transport() *maelstrom.Transport
+	serveForward(ctx context.Context, cmd []byte) ([]byte, error)
+	shutdown() error
+}
+
+// Server registers the workloads' handlers on a maelstrom.Node. Each Raft
+// group starts on its first message (a client request or a peer's RPC), so
+// a lin-kv run carries no lock-group traffic and vice versa.
+type Server struct {
+	node *maelstrom.Node
+	opts Options
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	groups map[string]group
+	closed bool
+}
+
+// ErrClosed answers requests that arrive after Close.
+var ErrClosed = errors.New("server closed")
+
+// New registers the server's handlers on n.
+func New(n *maelstrom.Node, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
+	opts.Timing.setDefaults()
+	s := &Server{node: n, opts: opts, log: opts.Logger, groups: make(map[string]group)}
+	n.Handle(maelstrom.RaftRPCType, s.handleRaftRPC)
+	n.Handle(forwardType, s.handleForward)
+	n.Handle("read", s.handleRead)
+	n.Handle("write", s.handleWrite)
+	n.Handle("cas", s.handleCAS)
+	n.Handle("acquire", s.handleAcquire)
+	n.Handle("release", s.handleRelease)
+	n.Handle("renew", s.handleRenew)
+	n.Handle("status", s.handleStatus)
+	return s
+}
+
+// Close shuts every started group down.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	groups := s.groups
+	s.groups = map[string]group{}
+	s.mu.Unlock()
+	var errs []error
+	for name, g := range groups {
+		if err := g.shutdown(); err != nil {
+			errs = append(errs, fmt.Errorf("shut down %s group: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// group returns the named group, starting it on first use.
+func (s *Server) group(name string) (group, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("%w: %w", node.ErrUnavailable, ErrClosed)
+	}
+	if g, ok := s.groups[name]; ok {
+		return g, nil
+	}
+	id, peers := s.node.ID(), s.node.NodeIDs()
+	if id == "" {
+		return nil, fmt.Errorf("%w: not initialized", node.ErrUnavailable)
+	}
+	t := s.opts.Timing
+	trans := maelstrom.NewTransport(s.node, id, maelstrom.TransportOptions{Group: name, Timeout: t.RPCTimeout})
+	fwd := NewForwarder(s.node, name)
+	var g group
+	var err error
+	switch name {
+	case groupKV:
+		g, err = newKVReplica(id, peers, trans, fwd, t)
+	case groupLock:
+		g, err = newLockGroup(id, peers, trans, fwd, s.opts)
+	default:
+		return nil, maelstrom.NewError(maelstrom.MalformedRequest, fmt.Sprintf("unknown raft group %q", name))
+	}
+	if err != nil {
+		_ = trans.Close()
+		return nil, fmt.Errorf("start %s group: %w", name, err)
+	}
+	s.log.Info("raft group started", "group", name, "node", id, "peers", peers)
+	s.groups[name] = g
+	return g, nil
+}
+
+type groupBody struct {
+	Group string `json:"group"`
+}
+
+func (s *Server) handleRaftRPC(ctx context.Context, msg maelstrom.Message) (any, error) {
+	var b groupBody
+	if err := msg.Decode(&b); err != nil {
+		return nil, err
+	}
+	g, err := s.group(b.Group)
+	if err != nil {
+		return nil, ErrorFor(err)
+	}
+	return g.transport().Serve(ctx, msg)
+}
+
+func (s *Server) handleForward(ctx context.Context, msg maelstrom.Message) (any, error) {
+	var b forwardBody
+	if err := msg.Decode(&b); err != nil {
+		return nil, err
+	}
+	g, err := s.group(b.Group)
+	if err != nil {
+		return nil, ErrorFor(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	defer cancel()
+	out, err := g.serveForward(ctx, b.Cmd)
+	if err != nil {
+		return nil, ErrorFor(err)
+	}
+	return forwardOK{Type: forwardOKType, Result: out}, nil
+}
