@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/maelstrom"
 	"github.com/lockstep/lockstep/models"
 )
@@ -158,7 +159,7 @@ func lockHistory(h *History) (*checker.History, error) {
 		case TypeOK:
 			out = models.LockOutput{Granted: rep.Granted, LeaseID: rep.LeaseID, Token: rep.FencingToken, ExpiresAt: rep.ExpiresAtNs, LogTime: rep.LogTimeNs}
 			for _, hv := range rep.Holders {
-				out.Holders = append(out.Holders, models.HolderView{LeaseID: hv.LeaseID, Mode: hv.Mode, Token: hv.FencingToken, ExpiresAt: hv.ExpiresAtNs})
+				out.Holders = append(out.Holders, models.HolderView{Fingerprint: api.LeaseFingerprint(hv.LeaseID), Mode: hv.Mode, Token: hv.FencingToken, ExpiresAt: hv.ExpiresAtNs})
 			}
 		case TypeFail:
 			out.Code = maelstrom.CodeName(*op.Code)
