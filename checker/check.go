@@ -191,6 +191,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 
 	checkRequestIDs(h, &f)
 	trace := sortedTrace(h.Trace)
+	checkAccounted(h, trace, &f)
 	replay := replayQueues(trace)
 	checkFencing(h, trace, &f)
 	checkFIFO(replay, opts, &f, &res.Stats)

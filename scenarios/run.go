@@ -36,10 +36,13 @@ type RunOptions struct {
 
 // Outcome is what one run produced.
 type Outcome struct {
-	Scenario string           `json:"scenario"`
-	Seed     int64            `json:"seed"`
-	Bug      node.Bug         `json:"bug,omitempty"`
-	Params   []Param          `json:"params"`
+	Scenario string   `json:"scenario"`
+	Seed     int64    `json:"seed"`
+	Bug      node.Bug `json:"bug,omitempty"`
+	Params   []Param  `json:"params"`
+	// Checks are the checker options the run was judged with, so that a
+	// saved run re-checks the same way (locksim -check).
+	Checks   checker.Options  `json:"checks"`
 	Schedule nemesis.Schedule `json:"schedule"`
 	Result   checker.Result   `json:"result"`
 	// AsExpected: the verdict matches the scenario's expectation (for a
@@ -135,7 +138,8 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 	h := rec.history(opts.Seed, s.Name)
 	h.Notes = map[string]string{"bug": string(opts.Bug)}
 	out.Compared = h.Replicas.Compared
-	out.Result = checker.Check(ctx, h, s.options())
+	out.Checks = s.options()
+	out.Result = checker.Check(ctx, h, out.Checks)
 	out.AsExpected = expected(s, opts, out.Result)
 	if !out.AsExpected || out.Result.Verdict != checker.Success || opts.Persist {
 		if err := out.save(ctx, opts, h, net); err != nil {

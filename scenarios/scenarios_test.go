@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/lockstep/lockstep/checker"
 	"github.com/lockstep/lockstep/core/node"
 )
 
@@ -84,6 +86,9 @@ func TestScenarios(t *testing.T) {
 // caught by its scenario within a bounded number of seeds. Method: run the
 // bug's scenario on seeds 1.. until the checker reports a violation.
 func TestBugModes(t *testing.T) {
+	if len(node.Bugs) == 0 {
+		t.Skip("bug modes need -tags lockstep_bugs (make test runs that pass too)")
+	}
 	for _, bug := range node.Bugs {
 		t.Run(string(bug), func(t *testing.T) {
 			s, err := ByName(BugScenarios[bug])
@@ -128,5 +133,31 @@ func TestResultsDefaultIsIgnored(t *testing.T) {
 	}
 	if len(tracked) > 0 {
 		t.Errorf("default -results %s holds committed files:\n%s", def, tracked)
+	}
+}
+
+// TestRecheckReachesTheSavedVerdict: goal — a saved run re-checks offline
+// to the verdict it was saved with, lost state included (it lives in the
+// saved history, not beside it). Method: save shardDataLoss (which must
+// fail with lost-state) and a passing leaderCrash run, re-check both.
+func TestRecheckReachesTheSavedVerdict(t *testing.T) {
+	for _, name := range []string{"shardDataLoss", "leaderCrash"} {
+		s, err := ByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		out := runOne(t, s, RunOptions{Seed: 1, ResultsDir: dir, Persist: true})
+		res, saved, err := Recheck(context.Background(), out.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != saved.Result.Verdict || len(res.Violations) != len(saved.Result.Violations) {
+			t.Errorf("%s: re-check %s (%d violations), saved %s (%d)", name, res.Verdict, len(res.Violations),
+				saved.Result.Verdict, len(saved.Result.Violations))
+		}
+		if name == "shardDataLoss" && !slices.ContainsFunc(res.Violations, func(v checker.Violation) bool { return v.Check == checker.CheckLostState }) {
+			t.Errorf("shardDataLoss re-checked without lost-state: %v", res.Violations)
+		}
 	}
 }

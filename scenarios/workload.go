@@ -44,6 +44,14 @@ type Workload struct {
 	// RetryProb is the chance that an acquire whose outcome is unknown is
 	// asked again with the same request id.
 	RetryProb float64 `json:"retry_prob,omitempty"`
+	// AcquireOnce gives an acquire only the time of one attempt: a client
+	// whose request's node dies gives up instead of retrying elsewhere
+	// (releases and renews still retry), leaving its queued request behind.
+	AcquireOnce bool `json:"acquire_once,omitempty"`
+	// CancelWaitProb is the chance that a waiting acquire is abandoned part
+	// way through its wait (the caller gives up, as a user pressing Ctrl-C
+	// would); RetryProb then decides whether it asks again under its id.
+	CancelWaitProb float64 `json:"cancel_wait_prob,omitempty"`
 }
 
 // workload runs the clients of one scenario run. Every client is the real
@@ -216,11 +224,15 @@ func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
 		opts.RequestID = fmt.Sprintf("shared-%d", cl.rng.IntN(sharedRequestIDs))
 	}
 	sent := time.Now()
-	lease, err := wl.acquire(ctx, cl, resource, opts)
+	var giveUp time.Duration
+	if wait > 0 && cl.rng.Float64() < wl.w.CancelWaitProb {
+		giveUp = time.Duration(cl.rng.Int64N(int64(wait)))
+	}
+	lease, err := wl.acquire(ctx, cl, resource, opts, giveUp)
 	if err != nil && retryable(err) && cl.rng.Float64() < wl.w.RetryProb {
 		// The answer was lost: ask again for the same request.
 		opts.Wait = max(0, opts.Wait-time.Since(sent))
-		lease, err = wl.acquire(ctx, cl, resource, opts)
+		lease, err = wl.acquire(ctx, cl, resource, opts, 0)
 	}
 	if err != nil {
 		return
@@ -234,8 +246,16 @@ func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
 // sharedRequestIDs is the size of the pool of workload-chosen request ids.
 const sharedRequestIDs = 4
 
-func (wl *workload) acquire(ctx context.Context, cl *client, resource string, opts lockclient.AcquireOptions) (*lockclient.Lease, error) {
-	cctx, cancel := context.WithTimeout(ctx, opTimeout+opts.Wait)
+// acquire asks for resource; giveUp > 0 abandons the call after that long.
+func (wl *workload) acquire(ctx context.Context, cl *client, resource string, opts lockclient.AcquireOptions, giveUp time.Duration) (*lockclient.Lease, error) {
+	limit := opTimeout + opts.Wait
+	if wl.w.AcquireOnce {
+		limit = clientAttemptTimeout + opts.Wait
+	}
+	if giveUp > 0 {
+		limit = giveUp
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	return cl.apiFor(wl.c, resource).Acquire(cctx, resource, opts)
 }

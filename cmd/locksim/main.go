@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +54,8 @@ type options struct {
 	results  string
 	persist  bool
 	stopOn   bool
+	// check re-judges a saved run directory instead of running anything.
+	check string
 	// bugTable runs every bug mode on its scenario, this many sweeps.
 	bugTable    int
 	bugSeedsMax int64
@@ -63,6 +66,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "locksim:", err)
 		os.Exit(2)
+	}
+	if opts.check != "" {
+		os.Exit(recheck(os.Stdout, opts.check))
 	}
 	if opts.list {
 		all, err := scenarios.All()
@@ -94,6 +100,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.scenario, "scenario", "", "scenario name (see -list)")
 	fs.BoolVar(&o.all, "all", false, "run every scenario")
 	fs.BoolVar(&o.list, "list", false, "list scenarios and exit")
+	fs.StringVar(&o.check, "check", "", "re-check the saved run in this directory (its history alone) and exit")
 	seed := fs.Int64("seed", 0, "one seed (0: draw one)")
 	seeds := fs.String("seeds", "", "seed range a..b")
 	bug := fs.String("bug", "", "server bug mode: "+bugNames())
@@ -107,6 +114,12 @@ func parseFlags(args []string) (options, error) {
 		return o, err
 	}
 	o.bug = node.Bug(*bug)
+	if (o.bug != "" || o.bugTable > 0) && len(node.Bugs) == 0 {
+		return o, node.ErrNoBugModes
+	}
+	if o.bug != "" && !slices.Contains(node.Bugs, o.bug) {
+		return o, fmt.Errorf("-bug %q: unknown bug mode (known: %s)", o.bug, bugNames())
+	}
 	switch {
 	case *seeds != "":
 		a, b, ok := strings.Cut(*seeds, "..")
@@ -122,8 +135,8 @@ func parseFlags(args []string) (options, error) {
 		s := time.Now().UnixNano() % 1_000_000_000
 		o.seedLo, o.seedHi = s, s
 	}
-	if !o.list && !o.all && o.scenario == "" && o.bugTable == 0 {
-		return o, fmt.Errorf("give -scenario NAME, -all, -bug-table N or -list")
+	if !o.list && !o.all && o.scenario == "" && o.bugTable == 0 && o.check == "" {
+		return o, fmt.Errorf("give -scenario NAME, -all, -bug-table N, -check DIR or -list")
 	}
 	return o, nil
 }
@@ -303,4 +316,27 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// recheck re-judges a saved run and says whether it reaches the verdict it
+// was saved with; the exit code is that of the fresh verdict.
+func recheck(w io.Writer, dir string) int {
+	res, saved, err := scenarios.Recheck(context.Background(), dir)
+	if err != nil {
+		fmt.Fprintln(w, "locksim:", err)
+		return exitCrash
+	}
+	fmt.Fprintf(w, "SEED=%d scenario=%s bug=%s\n", saved.Seed, saved.Scenario, saved.Bug)
+	for _, v := range res.Violations {
+		fmt.Fprintf(w, "  %s\n", v.Message)
+	}
+	same := "same as saved"
+	if res.Verdict != saved.Result.Verdict || len(res.Violations) != len(saved.Result.Violations) {
+		same = fmt.Sprintf("DIFFERS from saved verdict %s (%d violations)", saved.Result.Verdict, len(saved.Result.Violations))
+	}
+	fmt.Fprintf(w, "verdict %s (%d violations): %s\n", res.Verdict, len(res.Violations), same)
+	if res.Verdict == checker.Success {
+		return exitOK
+	}
+	return classify(res)
 }

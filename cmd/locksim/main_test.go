@@ -100,7 +100,11 @@ func TestPrintOutcomeNamesReportDir(t *testing.T) {
 // either outcome saves a report.
 func TestSavedRunPrintsItsDirectory(t *testing.T) {
 	results := t.TempDir()
-	o, err := parseFlags([]string{"-scenario", "leaderCrash", "-seed", "1", "-bug", "local-renew", "-results", results})
+	args := []string{"-scenario", "leaderCrash", "-seed", "1", "-results", results, "-persist"}
+	if len(node.Bugs) > 0 {
+		args = append(args, "-bug", "local-renew")
+	}
+	o, err := parseFlags(args)
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}

@@ -1,4 +1,9 @@
+//go:build lockstep_bugs
+
 package lock
+
+// bugsBuilt says this build compiles the bug modes in.
+const bugsBuilt = true
 
 // forgetOnNewTerm applies the in-memory bug modes at the moments a real
 // leader-memory implementation would lose its data: a new leader's first
@@ -16,3 +21,6 @@ func (s *State) forgetOnNewTerm() {
 		}
 	}
 }
+
+// forgetsSettled is Bugs.ForgetSettled.
+func (s *State) forgetsSettled() bool { return s.cfg.Bugs.ForgetSettled }

@@ -31,6 +31,9 @@ type Bugs struct {
 	// QueueInMemory: wait queues behave as if kept in a leader's memory:
 	// dropped (without telling the waiters) on a leader change and on restore.
 	QueueInMemory bool
+	// ForgetSettled: how queued requests ended is not consulted, so a
+	// cancel or retry of a request granted meanwhile reads "not granted".
+	ForgetSettled bool
 }
 
 // maxResources is the most resources one state machine can hold: the arena
@@ -70,6 +73,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: dedupe limits must be >= 0", ErrInvalid)
 	case c.MaxIDLen <= 0 || c.MaxIDLen > 65535:
 		return fmt.Errorf("%w: MaxIDLen must be in 1..65535", ErrInvalid)
+	case c.Bugs != (Bugs{}) && !bugsBuilt:
+		return fmt.Errorf("%w: bug modes need a build with -tags lockstep_bugs", ErrInvalid)
 	}
 	return nil
 }

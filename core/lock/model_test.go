@@ -21,8 +21,9 @@ type refModel struct {
 	dedupe []refDedupe
 	// settled holds how queued requests ended, oldest first.
 	settled []refDedupe
-	// unclaimed holds the queued grants no client has shown it received.
-	unclaimed map[LeaseID]bool
+	// unclaimed maps the queued grants no client has shown it received to
+	// the attempt that owned them.
+	unclaimed map[LeaseID]LeaseID
 	// suspects is the suspect list of the entry being applied.
 	suspects []string
 }
@@ -52,7 +53,7 @@ type refDedupe struct {
 }
 
 func newRefModel(cfg Config) *refModel {
-	return &refModel{cfg: cfg, res: make(map[string]*refResource), unclaimed: make(map[LeaseID]bool)}
+	return &refModel{cfg: cfg, res: make(map[string]*refResource), unclaimed: make(map[LeaseID]LeaseID)}
 }
 
 // valid restates the command rules of the API in the simplest terms.
@@ -165,6 +166,7 @@ func (m *refModel) expire(emit emitFunc) {
 		for i := len(r.holders) - 1; i >= 0; i-- {
 			if h := r.holders[i]; h.ExpiresAt <= m.now {
 				r.holders = slices.Delete(r.holders, i, i+1)
+				delete(m.unclaimed, h.ID)
 				emit(Event{Kind: EventExpire, Resource: d.name, Lease: h})
 			}
 		}
@@ -233,7 +235,8 @@ func (m *refModel) grant(name string, id LeaseID, client string, mode Mode, ttlM
 	ev := Event{Kind: EventGrant, Resource: name, Lease: l}
 	if from != nil {
 		ev.Queued, ev.Host, ev.Incarnation = true, from.host, from.incarnation
-		m.unclaimed[id] = true
+		m.unclaimed[id] = from.owner
+		ev.Owner = from.owner
 	}
 	emit(ev)
 	return l
@@ -281,16 +284,19 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		}
 		l := r.holders[h]
 		r.holders = slices.Delete(r.holders, h, h+1)
+		delete(m.unclaimed, l.ID)
 		emit(Event{Kind: EventRelease, Resource: c.Resource, Lease: l})
 		m.settle(c.Resource, emit)
 		return Result{Lease: l}
 	case OpOrphan:
 		r, h, _ := m.find(c.Resource, c.LeaseID)
-		if h < 0 || !m.unclaimed[c.LeaseID] {
+		owner, unclaimed := m.unclaimed[c.LeaseID]
+		if h < 0 || !unclaimed || (!c.Owner.IsZero() && c.Owner != owner) {
 			return Result{Code: NotHolder}
 		}
 		l := r.holders[h]
 		r.holders = slices.Delete(r.holders, h, h+1)
+		delete(m.unclaimed, l.ID)
 		emit(Event{Kind: EventRelease, Resource: c.Resource, Lease: l})
 		m.settle(c.Resource, emit)
 		return Result{Lease: l}

@@ -222,7 +222,11 @@ func (g *logGen) op() Command {
 	case k == 19:
 		return Command{Op: OpHello, Host: pickFrom(g, "host", propHosts), Incarnation: uint64(1 + g.pick("incarnation", 3))}
 	case k == 20:
-		return g.target(OpOrphan)
+		c := g.target(OpOrphan)
+		if len(g.attempts) > 0 && g.pick("orphanOwner", 2) == 0 {
+			c.Owner = g.attempts[len(g.attempts)-1-g.pick("attempt", min(len(g.attempts), 8))].owner
+		}
+		return c
 	}
 	return g.invalid()
 }

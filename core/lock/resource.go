@@ -14,39 +14,22 @@ type holder struct {
 func (h *holder) client() uint32 { return h.clientMode.slot() }
 func (h *holder) mode() Mode     { return h.clientMode.mode() }
 
-// clientMode packs an interned client slot (low 29 bits), an "unclaimed"
-// flag (bit 29) and a Mode (top 2 bits): a separate byte would pad holder
-// from 40 to 48 bytes. Half a billion distinct live clients would exhaust
-// memory long before the slots.
+// clientMode packs an interned client slot (low 30 bits) with a Mode (top 2
+// bits): a separate Mode byte would pad holder from 40 to 48 bytes. A
+// billion distinct live clients would exhaust memory long before the slots.
 type clientMode uint32
 
-const (
-	clientSlotBits = 29
-	unclaimedBit   = 1 << clientSlotBits
-	modeShift      = clientSlotBits + 1
-)
+const clientSlotBits = 30
 
 func makeClientMode(slot uint32, m Mode) clientMode {
 	if slot >= 1<<clientSlotBits || m > 3 {
 		panic("lock: client slot or mode does not fit in 32 bits")
 	}
-	return clientMode(uint32(m)<<modeShift | slot)
+	return clientMode(uint32(m)<<clientSlotBits | slot)
 }
 
 func (c clientMode) slot() uint32 { return uint32(c) & (1<<clientSlotBits - 1) }
-func (c clientMode) mode() Mode   { return Mode(c >> modeShift) }
-
-// unclaimed marks a grant made to a queued request that its client has not
-// yet shown it received (by renewing, or by retrying and being answered
-// with it). Only an unclaimed grant may be released as an orphan.
-func (c clientMode) unclaimed() bool { return c&unclaimedBit != 0 }
-
-func (c clientMode) withUnclaimed(on bool) clientMode {
-	if on {
-		return c | unclaimedBit
-	}
-	return c &^ unclaimedBit
-}
+func (c clientMode) mode() Mode   { return Mode(c >> clientSlotBits) }
 
 // waiter is the stored form of a queued request.
 type waiter struct {

@@ -16,7 +16,8 @@ const (
 	snapshotMagicV2 = "LKSNAP2\n"
 )
 
-// unclaimedFlag marks an unclaimed holder in its snapshot mode byte.
+// unclaimedFlag marks an unclaimed holder in its snapshot mode byte; the
+// owning attempt's id follows the holder.
 const unclaimedFlag = 0x80
 
 // Snapshot encodes the full state: clock, token counter, holders, queues and
@@ -53,7 +54,8 @@ func (s *State) appendCore(buf []byte) []byte {
 			h := r.holderAt(i)
 			buf = append(buf, h.id[:]...)
 			mode := byte(h.mode())
-			if h.clientMode.unclaimed() {
+			owner, unclaimed := s.unclaimed[h.id]
+			if unclaimed {
 				mode |= unclaimedFlag
 			}
 			buf = append(buf, mode)
@@ -61,6 +63,9 @@ func (s *State) appendCore(buf []byte) []byte {
 			buf = binary.AppendVarint(buf, h.expiresAt)
 			buf = binary.AppendUvarint(buf, uint64(h.ttlMs))
 			buf = appendString(buf, s.clients.name(h.client()))
+			if unclaimed {
+				buf = append(buf, owner[:]...)
+			}
 		}
 		q := r.queue()
 		buf = binary.AppendUvarint(buf, uint64(len(q)))
@@ -230,7 +235,12 @@ func (s *State) restoreResource(d *decoder) {
 			d.err = fmt.Errorf("%w: resource %q: holder token %d mode %d breaks the lock invariants", ErrCorrupt, r.name, h.token, mode)
 			return
 		}
-		h.clientMode = makeClientMode(slot, mode).withUnclaimed(modeByte&unclaimedFlag != 0)
+		h.clientMode = makeClientMode(slot, mode)
+		if modeByte&unclaimedFlag != 0 {
+			var owner LeaseID
+			d.bytes(owner[:])
+			s.unclaimed[h.id] = owner
+		}
 		r.addHolder(h)
 		s.leases++
 	}

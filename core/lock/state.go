@@ -38,6 +38,11 @@ type State struct {
 	queuedByHost map[string]int
 	// suspects is the suspect list of the entry being applied.
 	suspects []string
+	// unclaimed maps each grant made to a queued request that its client
+	// has not shown it received (by renewing, or by a retry answered with
+	// it) to the attempt that owned the request when it was granted. Only
+	// such a grant may be released as an orphan, and only by its owner.
+	unclaimed map[LeaseID]LeaseID
 }
 
 // logClock turns (term, leader monotonic reading) pairs into one
@@ -79,6 +84,7 @@ func New(cfg Config) (*State, error) {
 		settled:   newDedupeTable(),
 
 		queuedByHost: make(map[string]int),
+		unclaimed:    make(map[LeaseID]LeaseID),
 	}, nil
 }
 
@@ -170,7 +176,7 @@ func (s *State) replay(index uint64, d dedupeEntry, cmd *Command) Result {
 	if r := s.resources.find(d.resource); r != nil {
 		if i := r.findHolder(d.lease.ID); i >= 0 {
 			h := r.holderAt(i)
-			h.clientMode = h.clientMode.withUnclaimed(false)
+			delete(s.unclaimed, h.id)
 			return Result{Granted: true, Lease: s.leaseOf(h)}
 		}
 		if i := r.findWaiter(d.lease.ID); i >= 0 {
@@ -265,14 +271,17 @@ func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode M
 		token:      s.lastToken,
 		expiresAt:  s.clock.now + ttlMs*int64(time.Millisecond),
 		ttlMs:      uint32(ttlMs),
-		clientMode: makeClientMode(slot, mode).withUnclaimed(from != nil),
+		clientMode: makeClientMode(slot, mode),
+	}
+	if from != nil {
+		s.unclaimed[id] = from.owner
 	}
 	r.addHolder(h)
 	s.leases++
 	lease := s.leaseOf(&h)
 	ev := Event{Kind: EventGrant, Lease: lease}
 	if from != nil {
-		ev.Queued, ev.Host, ev.Incarnation = true, from.host, from.incarnation
+		ev.Queued, ev.Host, ev.Incarnation, ev.Owner = true, from.host, from.incarnation, from.owner
 	}
 	s.emitEvent(index, r.name, ev)
 	return lease
@@ -304,7 +313,7 @@ func (s *State) renew(index uint64, cmd *Command) Result {
 		return Result{Code: NotHolder}
 	}
 	h := r.holderAt(i)
-	h.clientMode = h.clientMode.withUnclaimed(false)
+	delete(s.unclaimed, h.id)
 	if cmd.TTLMs != 0 {
 		h.ttlMs = uint32(cmd.TTLMs)
 	}
@@ -339,6 +348,9 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 // settledResult answers for a queued request that is no longer queued or
 // holding: granted once but over (LeaseEnded), or never granted.
 func (s *State) settledResult(id LeaseID) Result {
+	if s.forgetsSettled() {
+		return Result{}
+	}
 	if e, ok := s.settled.get(string(id[:])); ok && e.granted {
 		return Result{Code: LeaseEnded, Lease: e.lease}
 	}
@@ -378,14 +390,17 @@ func (s *State) hello(index uint64, cmd *Command) Result {
 
 // orphan releases a grant made to a queued request whose node could not
 // deliver it, unless the client has claimed it (renewed it, or retried and
-// was answered with it): a claimed lease is the client's to release.
+// was answered with it): a claimed lease is the client's to release. With
+// an Owner, only that attempt's orphan counts: a retry that joined the wait
+// (and was told of the grant on its own node) owns the grant instead.
 func (s *State) orphan(index uint64, cmd *Command) Result {
 	r := s.resources.find(cmd.Resource)
 	if r == nil {
 		return Result{Code: NotHolder}
 	}
 	i := r.findHolder(cmd.LeaseID)
-	if i < 0 || !r.holderAt(i).clientMode.unclaimed() {
+	owner, unclaimed := s.unclaimed[cmd.LeaseID]
+	if i < 0 || !unclaimed || (!cmd.Owner.IsZero() && cmd.Owner != owner) {
 		return Result{Code: NotHolder}
 	}
 	lease := s.dropHolder(r, i)
@@ -399,6 +414,7 @@ func (s *State) orphan(index uint64, cmd *Command) Result {
 func (s *State) dropHolder(r *resource, i int) Lease {
 	h := r.holderAt(i)
 	lease := s.leaseOf(h)
+	delete(s.unclaimed, h.id)
 	s.clients.unref(h.client())
 	r.removeHolder(i)
 	s.leases--

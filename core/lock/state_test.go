@@ -439,6 +439,17 @@ func TestApply(t *testing.T) {
 			{at: 15, cmd: orphan("r", 'd'), want: "not_holder"},
 			{at: 16, cmd: orphan("r", 'z'), want: "not_holder"},
 		}},
+		{name: "only the attempt that owned a grant may release it as an orphan", steps: []step{
+			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
+			{at: 1, cmd: as(acq("r", 'b', X, 1000, 100), "w1", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},
+			// A retry on another node joins with a later deadline: it owns the request now.
+			{at: 2, cmd: as(acq("r", 'c', X, 1000, 500), "w1", "q"), want: "queued b pos=1", events: []string{"join r b"}},
+			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@1010"}},
+			// The first attempt's caller left: its orphan release must not take the grant
+			// the retry's node delivered.
+			{at: 11, cmd: owned(orphan("r", 'b'), 'b'), want: "not_holder"},
+			{at: 12, cmd: owned(orphan("r", 'b'), 'c'), want: "released b#2@1010", events: []string{"release r b#2@1010", "freed r"}},
+		}},
 		{name: "a retry answered with a queued grant claims it", steps: []step{
 			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
 			{at: 1, cmd: as(acq("r", 'b', X, 1000, 500), "w1", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},

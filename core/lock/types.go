@@ -163,9 +163,10 @@ type Command struct {
 	TTLMs int64
 	// WaitMs > 0 queues an acquire for that long; 0 is a try-lock.
 	WaitMs int64
-	// Owner is, on a cancel, the attempt giving up (the LeaseID its acquire
-	// was proposed with); only the attempt whose wait ends last removes a
-	// queued request. Zero cancels unconditionally.
+	// Owner is, on a cancel or an orphan release, the attempt giving up
+	// (the LeaseID its acquire was proposed with): only the attempt whose
+	// wait ends last removes a queued request, and only the owner of a
+	// grant nobody claimed releases it. Zero acts unconditionally.
 	Owner LeaseID
 	// Host and Incarnation name the node process that holds the caller of
 	// an acquire (and announce one in OpHello).
@@ -277,7 +278,9 @@ type Event struct {
 	// Queued marks a grant made to a queued waiter (not the command itself).
 	Queued bool
 	// Host and Incarnation name the node process that held the waiter's
-	// request, on queued grants and cancels.
+	// request, on queued grants and cancels; Owner, on queued grants, is
+	// the attempt that owned the request (see Command.Owner).
 	Host        string
 	Incarnation uint64
+	Owner       LeaseID
 }

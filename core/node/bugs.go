@@ -1,15 +1,11 @@
 package node
 
-import (
-	"context"
-	"fmt"
-	"time"
-
-	"github.com/lockstep/lockstep/core/lock"
-)
+import "fmt"
 
 // Bug names one realistic mistake the testbed must be able to catch. Each
-// is a real code path, selected by flag, never on by default.
+// is a real code path, compiled only into builds with the lockstep_bugs
+// tag (bugs_on.go) and selected by flag; a production build (bugs_off.go)
+// refuses every bug mode.
 type Bug string
 
 const (
@@ -26,14 +22,32 @@ const (
 	BugTokenInMemory Bug = "token-in-memory"
 	// BugQueueInMemory: wait queues vanish on leader change/restore.
 	BugQueueInMemory Bug = "queue-in-memory"
+	// BugForgetSettled: the state machine forgets how queued requests
+	// ended, so a waiter whose node missed its grant (behind, or caught up
+	// from a snapshot) reports a refusal for a grant that happened. Found
+	// by leaderCrash with disk faults.
+	BugForgetSettled Bug = "forget-settled"
+	// BugOrphanWaiters: queued requests of a dead node process are granted
+	// like any other (no hello, no suspects, no orphan release), so such a
+	// grant holds the lock for its whole TTL with nobody told.
+	BugOrphanWaiters Bug = "orphan-waiters"
+	// BugReleaseOnGiveUp: a waiter whose caller left releases the grant it
+	// finds instead of releasing it only as an orphan, taking the lease
+	// from a retry of the same request that was answered with it. Found by
+	// multiShard once clients retried through HTTP.
+	BugReleaseOnGiveUp Bug = "release-on-give-up"
 )
 
-// Bugs lists every bug mode.
-var Bugs = []Bug{BugFollowerGrant, BugLocalRenew, BugWallClockExpiry, BugTokenInMemory, BugQueueInMemory}
+// ErrNoBugModes is why a build without the lockstep_bugs tag refuses a bug
+// mode.
+var ErrNoBugModes = fmt.Errorf("%w: this build has no bug modes; build with -tags lockstep_bugs (e.g. go run -tags lockstep_bugs ./cmd/locksim)", ErrConfig)
 
 func (b Bug) validate() error {
 	if b == "" {
 		return nil
+	}
+	if len(Bugs) == 0 {
+		return ErrNoBugModes
 	}
 	for _, known := range Bugs {
 		if b == known {
@@ -41,59 +55,4 @@ func (b Bug) validate() error {
 		}
 	}
 	return fmt.Errorf("%w: unknown bug mode %q", ErrConfig, b)
-}
-
-// followerGrant is BugFollowerGrant: trust the local state on a follower.
-func (n *Node) followerGrant(cmd lock.Command) (lock.Result, bool) {
-	if n.IsLeader() || cmd.WaitMs > 0 {
-		return lock.Result{}, false
-	}
-	var res lock.Result
-	ok := false
-	n.fsm.read(func(s *lock.State) {
-		st := s.Status(cmd.Resource)
-		if len(st.Holders) > 0 && !(cmd.Mode == lock.Shared && st.Holders[0].Mode == lock.Shared) {
-			return
-		}
-		m := s.Metrics()
-		ok = true
-		res = lock.Result{Granted: true, LogTime: m.LogTime, Lease: lock.Lease{
-			ID: cmd.LeaseID, ClientID: cmd.ClientID, Mode: cmd.Mode, Token: m.LastToken + 1,
-			ExpiresAt: m.LogTime + cmd.TTLMs*int64(time.Millisecond), TTLMs: cmd.TTLMs,
-		}}
-	})
-	if ok {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ProposeTimeout)
-			defer cancel()
-			_, _ = n.propose(ctx, cmd)
-		}()
-	}
-	return res, ok
-}
-
-// localRenew is BugLocalRenew: answer a renew from the leader's state alone.
-func (n *Node) localRenew(cmd lock.Command) (lock.Result, bool, error) {
-	if !n.IsLeader() {
-		return lock.Result{}, false, nil
-	}
-	var res lock.Result
-	found := false
-	n.fsm.read(func(s *lock.State) {
-		now := s.Metrics().LogTime
-		for _, h := range s.Status(cmd.Resource).Holders {
-			if h.ID == cmd.LeaseID {
-				ttl := cmd.TTLMs
-				if ttl == 0 {
-					ttl = h.TTLMs
-				}
-				h.ExpiresAt = now + ttl*int64(time.Millisecond)
-				res, found = lock.Result{Lease: h, LogTime: now}, true
-			}
-		}
-	})
-	if !found {
-		return lock.Result{}, true, ErrNotHolder
-	}
-	return res, true, nil
 }

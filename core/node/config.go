@@ -104,7 +104,8 @@ func (c *Config) setDefaults() {
 	if c.Lock == (lock.Config{}) {
 		c.Lock = lock.DefaultConfig()
 	}
-	c.Lock.Bugs = lock.Bugs{TokenInMemory: c.Bug == BugTokenInMemory, QueueInMemory: c.Bug == BugQueueInMemory}
+	c.Lock.Bugs = lock.Bugs{TokenInMemory: c.Bug == BugTokenInMemory, QueueInMemory: c.Bug == BugQueueInMemory,
+		ForgetSettled: c.Bug == BugForgetSettled}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -135,6 +136,9 @@ func (c *Config) setDefaults() {
 }
 
 func (c *Config) validate() error {
+	if err := c.Bug.validate(); err != nil {
+		return err
+	}
 	if c.ID == "" {
 		return fmt.Errorf("%w: ID is required", ErrConfig)
 	}
@@ -153,9 +157,6 @@ func (c *Config) validate() error {
 	}
 	if !found {
 		return fmt.Errorf("%w: Peers must include this node (%s)", ErrConfig, c.ID)
-	}
-	if err := c.Bug.validate(); err != nil {
-		return err
 	}
 	return c.Lock.Validate()
 }

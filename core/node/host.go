@@ -46,6 +46,9 @@ const orphanQueueLen = 1024
 // announce proposes OpHello until it applies or the node shuts down.
 func (n *Node) announce() {
 	defer n.wg.Done()
+	if n.bug(BugOrphanWaiters) {
+		return
+	}
 	cmd := lock.Command{Op: lock.OpHello, Host: n.cfg.ID, Incarnation: n.incarnation}
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ProposeTimeout)
@@ -66,6 +69,9 @@ func (n *Node) announce() {
 // noticeOrphans looks at the events of one applied entry for grants that
 // no process will deliver; it runs on the apply path, so it only queues.
 func (n *Node) noticeOrphans(index uint64, events []lock.Event) {
+	if n.bug(BugOrphanWaiters) {
+		return
+	}
 	for _, ev := range events {
 		if ev.Kind != lock.EventGrant || !ev.Queued || ev.Host != n.cfg.ID ||
 			ev.Incarnation == n.incarnation || index <= n.storedAtStart {

@@ -62,7 +62,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.storedAtStart = stored
-	if cfg.Bug == BugWallClockExpiry {
+	if n.bug(BugWallClockExpiry) {
 		f.wallClock = cfg.Clock
 	}
 	if cfg.Bootstrap {

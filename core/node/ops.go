@@ -23,7 +23,7 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 	if cmd.Policy == lock.Throughput && cmd.WaitMs > 0 {
 		return n.acquireRacing(ctx, cmd)
 	}
-	if n.cfg.Bug == BugFollowerGrant {
+	if n.bug(BugFollowerGrant) {
 		if res, ok := n.followerGrant(cmd); ok {
 			return res, nil
 		}
@@ -97,7 +97,11 @@ func (n *Node) giveUp(ctx context.Context, resource string, id, attempt lock.Lea
 			// Nobody here can be told; release it as an orphan, which
 			// leaves it alone if a retry of the request was answered with
 			// it meanwhile (that claimed it).
-			_, _ = n.propose(cctx, lock.Command{Op: lock.OpOrphan, Resource: resource, LeaseID: id})
+			op := lock.OpOrphan
+			if n.bug(BugReleaseOnGiveUp) {
+				op = lock.OpRelease
+			}
+			_, _ = n.propose(cctx, lock.Command{Op: op, Resource: resource, LeaseID: id, Owner: attempt})
 			return lock.Result{LogTime: res.LogTime}, ctx.Err()
 		}
 		return res, nil
@@ -163,7 +167,7 @@ func (n *Node) Release(ctx context.Context, resource string, id lock.LeaseID) (l
 // Renew extends a live lease to now+ttl (ttlMs 0 keeps its TTL).
 func (n *Node) Renew(ctx context.Context, resource string, id lock.LeaseID, ttlMs int64) (lock.Result, error) {
 	cmd := lock.Command{Op: lock.OpRenew, Resource: resource, LeaseID: id, TTLMs: ttlMs}
-	if n.cfg.Bug == BugLocalRenew {
+	if n.bug(BugLocalRenew) {
 		if res, ok, err := n.localRenew(cmd); ok {
 			return res, err
 		}

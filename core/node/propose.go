@@ -83,7 +83,9 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, e
 	}
 	defer n.applies.leave()
 	cmd.Mono = int64(n.cfg.Clock.Now())
-	cmd.Suspects = n.contacts.suspects(time.Now(), n.cfg.UnreachableAfter)
+	if !n.bug(BugOrphanWaiters) {
+		cmd.Suspects = n.contacts.suspects(time.Now(), n.cfg.UnreachableAfter)
+	}
 	timeout := n.cfg.ProposeTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		if left := time.Until(dl); left < timeout {

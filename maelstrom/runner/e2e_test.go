@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lockstep/lockstep/core/node"
 )
 
 // bins holds the node binaries built once for the end-to-end tests.
@@ -47,6 +49,9 @@ func binary(t *testing.T, names ...string) []string {
 		args := []string{"build", "-o", bins + string(filepath.Separator)}
 		if raceEnabled {
 			args = append(args, "-race")
+		}
+		if len(node.Bugs) > 0 {
+			args = append(args, "-tags", "lockstep_bugs") // this test build has them
 		}
 		cmd := exec.Command("go", append(args, missing...)...)
 		cmd.Dir = filepath.Join("..", "..")
@@ -122,6 +127,9 @@ func TestLockstepUnderPartitions(t *testing.T) {
 // from their own stale state), the runner reports a violation. Method: the
 // same lock run as CI's, with -bug follower-grant passed to every node.
 func TestLockstepBugFlagged(t *testing.T) {
+	if len(node.Bugs) == 0 {
+		t.Skip("bug modes need -tags lockstep_bugs (make test runs that pass too)")
+	}
 	t.Parallel()
 	bin := binary(t, "maelstrom-lockstep")[0]
 	opts := e2eOptions(t, WorkloadLock, bin, 11, 4*time.Second)

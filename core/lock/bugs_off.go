@@ -1,0 +1,11 @@
+//go:build !lockstep_bugs
+
+package lock
+
+// bugsBuilt says this build compiles the bug modes in: it does not.
+const bugsBuilt = false
+
+// forgetOnNewTerm does nothing without bug modes.
+func (s *State) forgetOnNewTerm() {}
+
+func (s *State) forgetsSettled() bool { return false }
