@@ -46,6 +46,8 @@ type member struct {
 	group int
 	peers []node.Peer
 	clock *sim.Clock
+	// transport is the running node's; nil while it is down.
+	transport *sim.Transport
 	// rate is the clock's own drift, to which clock faults return.
 	rate   float64
 	stores node.Stores
@@ -144,7 +146,7 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 		"":      n.ForwardHandler(),
 	})
 	c.mu.Lock()
-	m.node = n
+	m.node, m.transport = n, tr
 	c.mu.Unlock()
 	return nil
 }
@@ -219,12 +221,16 @@ func (c *Cluster) Crash(id string) error {
 		c.mu.Unlock()
 		return fmt.Errorf("no node %q", id)
 	}
-	n := m.node
-	m.node = nil
+	n, tr := m.node, m.transport
+	m.node, m.transport = nil, nil
 	c.mu.Unlock()
 	if n == nil {
 		return nil
 	}
+	// A crash is abrupt: the node vanishes from the network at once, so the
+	// others elect a leader while it finishes shutting down (which waits for
+	// its in-flight applies).
+	_ = tr.Close()
 	st := n.Stats()
 	c.snapshots.Add(st.Snapshots)
 	c.restores.Add(st.Restores)

@@ -28,7 +28,11 @@ func AppendCommand(buf []byte, cmd *Command) []byte {
 	for _, h := range cmd.Suspects {
 		buf = appendString(buf, h)
 	}
-	return buf
+	var flags byte
+	if cmd.CallerGone {
+		flags |= 1
+	}
+	return append(buf, flags)
 }
 
 // DecodeCommand parses what AppendCommand wrote.
@@ -57,6 +61,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		for i := 0; i < n && d.err == nil; i++ {
 			cmd.Suspects = append(cmd.Suspects, d.string())
 		}
+		cmd.CallerGone = d.byte()&1 != 0
 	}
 	if d.err == nil && d.off != len(b) {
 		d.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b)-d.off)

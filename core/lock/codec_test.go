@@ -33,6 +33,7 @@ func anyCommand() *rapid.Generator[Command] {
 			Host:        rapid.StringN(0, 8, -1).Draw(t, "host"),
 			Incarnation: rapid.Uint64().Draw(t, "incarnation"),
 			Suspects:    rapid.SliceOfN(rapid.StringN(0, 4, -1), 0, 3).Draw(t, "suspects"),
+			CallerGone:  rapid.Bool().Draw(t, "callerGone"),
 		}
 	})
 }

@@ -23,7 +23,7 @@ type refModel struct {
 	settled []refDedupe
 	// unclaimed maps the queued grants no client has shown it received to
 	// the attempt that owned them.
-	unclaimed map[LeaseID]LeaseID
+	unclaimed map[LeaseID]refClaim
 	// suspects is the suspect list of the entry being applied.
 	suspects []string
 }
@@ -31,6 +31,12 @@ type refModel struct {
 type refResource struct {
 	holders []Lease // in grant order
 	queue   []refWaiter
+}
+
+// refClaim is how an unclaimed grant came about (see State's claim).
+type refClaim struct {
+	owner  LeaseID
+	shared bool
 }
 
 type refWaiter struct {
@@ -41,6 +47,7 @@ type refWaiter struct {
 	ttlMs       int64
 	host        string
 	incarnation uint64
+	joined      bool
 }
 
 type refDedupe struct {
@@ -53,7 +60,7 @@ type refDedupe struct {
 }
 
 func newRefModel(cfg Config) *refModel {
-	return &refModel{cfg: cfg, res: make(map[string]*refResource), unclaimed: make(map[LeaseID]LeaseID)}
+	return &refModel{cfg: cfg, res: make(map[string]*refResource), unclaimed: make(map[LeaseID]refClaim)}
 }
 
 // valid restates the command rules of the API in the simplest terms.
@@ -235,7 +242,7 @@ func (m *refModel) grant(name string, id LeaseID, client string, mode Mode, ttlM
 	ev := Event{Kind: EventGrant, Resource: name, Lease: l}
 	if from != nil {
 		ev.Queued, ev.Host, ev.Incarnation = true, from.host, from.incarnation
-		m.unclaimed[id] = from.owner
+		m.unclaimed[id] = refClaim{owner: from.owner, shared: from.joined}
 		ev.Owner = from.owner
 	}
 	emit(ev)
@@ -290,8 +297,8 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		return Result{Lease: l}
 	case OpOrphan:
 		r, h, _ := m.find(c.Resource, c.LeaseID)
-		owner, unclaimed := m.unclaimed[c.LeaseID]
-		if h < 0 || !unclaimed || (!c.Owner.IsZero() && c.Owner != owner) {
+		cl, unclaimed := m.unclaimed[c.LeaseID]
+		if h < 0 || !unclaimed || cl.shared || (!c.Owner.IsZero() && c.Owner != cl.owner) {
 			return Result{Code: NotHolder}
 		}
 		l := r.holders[h]
@@ -342,6 +349,15 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 			m.settle(c.Resource, emit)
 			return Result{Position: w + 1}
 		case h >= 0:
+			if c.CallerGone {
+				orphan := *c
+				orphan.Op = OpOrphan
+				if res := m.command(&orphan, emit); res.Code == OK {
+					return Result{}
+				}
+				return Result{Granted: true, Lease: r.holders[h]}
+			}
+			delete(m.unclaimed, c.LeaseID)
 			return Result{Granted: true, Lease: r.holders[h]}
 		}
 		return m.settledResult(c.LeaseID)
@@ -396,6 +412,7 @@ func (m *refModel) replay(d refDedupe, c *Command, emit emitFunc) Result {
 		}
 		if w >= 0 {
 			q := &r.queue[w]
+			q.joined = true
 			if deadline := m.now + c.WaitMs*int64(time.Millisecond); c.WaitMs > 0 && deadline > q.deadline {
 				q.deadline, q.owner, q.host, q.incarnation = deadline, c.LeaseID, c.Host, c.Incarnation
 				emit(Event{Kind: EventJoin, Resource: d.resource, Lease: Lease{ID: q.id, ClientID: q.client, Mode: q.mode, ExpiresAt: deadline}})

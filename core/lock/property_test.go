@@ -135,6 +135,7 @@ func (g *logGen) cancel() Command {
 		return c
 	}
 	a := g.attempts[len(g.attempts)-1-g.pick("attempt", min(len(g.attempts), 8))]
+	c.CallerGone = g.pick("callerGone", 4) == 0
 	switch g.pick("owner", 6) {
 	case 0:
 		c.Owner = LeaseID{}

@@ -47,6 +47,8 @@ type waiter struct {
 	// when that process is gone nobody can be told of a grant.
 	host        string
 	incarnation uint64
+	// joined: a retry of the request joined this wait.
+	joined bool
 }
 
 // resource is one lock. A resource exists only while it has holders; a

@@ -54,7 +54,7 @@ func (s *State) appendCore(buf []byte) []byte {
 			h := r.holderAt(i)
 			buf = append(buf, h.id[:]...)
 			mode := byte(h.mode())
-			owner, unclaimed := s.unclaimed[h.id]
+			c, unclaimed := s.unclaimed[h.id]
 			if unclaimed {
 				mode |= unclaimedFlag
 			}
@@ -64,7 +64,8 @@ func (s *State) appendCore(buf []byte) []byte {
 			buf = binary.AppendUvarint(buf, uint64(h.ttlMs))
 			buf = appendString(buf, s.clients.name(h.client()))
 			if unclaimed {
-				buf = append(buf, owner[:]...)
+				buf = append(buf, c.owner[:]...)
+				buf = appendBool(buf, c.shared)
 			}
 		}
 		q := r.queue()
@@ -78,6 +79,7 @@ func (s *State) appendCore(buf []byte) []byte {
 			buf = append(buf, w.owner[:]...)
 			buf = appendString(buf, w.host)
 			buf = binary.AppendUvarint(buf, w.incarnation)
+			buf = appendBool(buf, w.joined)
 		}
 	}
 	return buf
@@ -237,9 +239,10 @@ func (s *State) restoreResource(d *decoder) {
 		}
 		h.clientMode = makeClientMode(slot, mode)
 		if modeByte&unclaimedFlag != 0 {
-			var owner LeaseID
-			d.bytes(owner[:])
-			s.unclaimed[h.id] = owner
+			var c claim
+			d.bytes(c.owner[:])
+			c.shared = d.byte() == 1
+			s.unclaimed[h.id] = c
 		}
 		r.addHolder(h)
 		s.leases++
@@ -257,6 +260,7 @@ func (s *State) restoreResource(d *decoder) {
 			d.bytes(w.owner[:])
 			w.host = d.string()
 			w.incarnation = d.uvarint()
+			w.joined = d.byte() == 1
 		}
 		if d.err == nil && !validMode(w.mode) {
 			d.err = fmt.Errorf("%w: resource %q: waiter mode %d", ErrCorrupt, r.name, w.mode)
@@ -271,4 +275,11 @@ func (s *State) restoreResource(d *decoder) {
 		return
 	}
 	s.expiry.push(r)
+}
+
+func appendBool(buf []byte, b bool) []byte {
+	if b {
+		return append(buf, 1)
+	}
+	return append(buf, 0)
 }

@@ -38,11 +38,11 @@ type State struct {
 	queuedByHost map[string]int
 	// suspects is the suspect list of the entry being applied.
 	suspects []string
-	// unclaimed maps each grant made to a queued request that its client
-	// has not shown it received (by renewing, or by a retry answered with
-	// it) to the attempt that owned the request when it was granted. Only
-	// such a grant may be released as an orphan, and only by its owner.
-	unclaimed map[LeaseID]LeaseID
+	// unclaimed holds each grant made to a queued request that its client
+	// has not shown it received (by renewing, by a retry answered with it,
+	// or by a cancel that found it and told its caller). Only such a grant
+	// may be released as an orphan, and only by its owner.
+	unclaimed map[LeaseID]claim
 }
 
 // logClock turns (term, leader monotonic reading) pairs into one
@@ -84,7 +84,7 @@ func New(cfg Config) (*State, error) {
 		settled:   newDedupeTable(),
 
 		queuedByHost: make(map[string]int),
-		unclaimed:    make(map[LeaseID]LeaseID),
+		unclaimed:    make(map[LeaseID]claim),
 	}, nil
 }
 
@@ -195,6 +195,7 @@ func (s *State) replay(index uint64, d dedupeEntry, cmd *Command) Result {
 // attempt with that deadline becomes the one whose cancel removes it (see
 // cancel), so neither attempt cuts the other's wait short.
 func (s *State) join(index uint64, r *resource, w *waiter, cmd *Command) {
+	w.joined = true
 	deadline := s.clock.now + cmd.WaitMs*int64(time.Millisecond)
 	if cmd.WaitMs == 0 || deadline <= w.deadline {
 		return
@@ -274,7 +275,7 @@ func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode M
 		clientMode: makeClientMode(slot, mode),
 	}
 	if from != nil {
-		s.unclaimed[id] = from.owner
+		s.unclaimed[id] = claim{owner: from.owner, shared: from.joined}
 	}
 	r.addHolder(h)
 	s.leases++
@@ -340,9 +341,27 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 		return Result{Position: i + 1}
 	}
 	if i := r.findHolder(cmd.LeaseID); i >= 0 {
+		if cmd.CallerGone {
+			// Nobody here can be told: release it as this attempt's orphan,
+			// unless someone else may have it.
+			if res := s.orphan(index, cmd); res.Code == OK {
+				return Result{}
+			}
+			return Result{Granted: true, Lease: s.leaseOf(r.holderAt(i))}
+		}
+		delete(s.unclaimed, cmd.LeaseID) // its caller is told now
 		return Result{Granted: true, Lease: s.leaseOf(r.holderAt(i))}
 	}
 	return s.settledResult(cmd.LeaseID)
+}
+
+// claim is how a grant nobody has claimed yet came about.
+type claim struct {
+	// owner is the attempt that owned the request when it was granted.
+	owner LeaseID
+	// shared: a retry joined the request, so an attempt other than the
+	// owner may have been told of the grant; it is never an orphan then.
+	shared bool
 }
 
 // settledResult answers for a queued request that is no longer queued or
@@ -399,8 +418,8 @@ func (s *State) orphan(index uint64, cmd *Command) Result {
 		return Result{Code: NotHolder}
 	}
 	i := r.findHolder(cmd.LeaseID)
-	owner, unclaimed := s.unclaimed[cmd.LeaseID]
-	if i < 0 || !unclaimed || (!cmd.Owner.IsZero() && cmd.Owner != owner) {
+	c, unclaimed := s.unclaimed[cmd.LeaseID]
+	if i < 0 || !unclaimed || c.shared || (!cmd.Owner.IsZero() && cmd.Owner != c.owner) {
 		return Result{Code: NotHolder}
 	}
 	lease := s.dropHolder(r, i)

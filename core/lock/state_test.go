@@ -63,6 +63,12 @@ func owned(cmd Command, attempt byte) Command {
 	return cmd
 }
 
+// gone marks a cancel whose caller left.
+func gone(cmd Command) Command {
+	cmd.CallerGone = true
+	return cmd
+}
+
 // from sets the node process holding an acquire's caller.
 func from(cmd Command, host string, incarnation uint64) Command {
 	cmd.Host, cmd.Incarnation = host, incarnation
@@ -439,16 +445,25 @@ func TestApply(t *testing.T) {
 			{at: 15, cmd: orphan("r", 'd'), want: "not_holder"},
 			{at: 16, cmd: orphan("r", 'z'), want: "not_holder"},
 		}},
-		{name: "only the attempt that owned a grant may release it as an orphan", steps: []step{
+		{name: "a grant a retry joined is never an orphan: the retry may have been told", steps: []step{
 			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
 			{at: 1, cmd: as(acq("r", 'b', X, 1000, 100), "w1", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},
-			// A retry on another node joins with a later deadline: it owns the request now.
-			{at: 2, cmd: as(acq("r", 'c', X, 1000, 500), "w1", "q"), want: "queued b pos=1", events: []string{"join r b"}},
+			{at: 2, cmd: as(acq("r", 'c', X, 1000, 50), "w1", "q"), want: "queued b pos=1"},
 			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@1010"}},
-			// The first attempt's caller left: its orphan release must not take the grant
-			// the retry's node delivered.
 			{at: 11, cmd: owned(orphan("r", 'b'), 'b'), want: "not_holder"},
-			{at: 12, cmd: owned(orphan("r", 'b'), 'c'), want: "released b#2@1010", events: []string{"release r b#2@1010", "freed r"}},
+			{at: 12, cmd: orphan("r", 'b'), want: "not_holder"},
+		}},
+		{name: "a cancel whose caller left releases the grant it finds; one whose caller stays claims it", steps: []step{
+			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
+			{at: 1, cmd: acq("r", 'b', X, 1000, 500), want: "queued b pos=1", events: []string{"enqueue r b"}},
+			{at: 2, cmd: acq("r", 'c', X, 1000, 500), want: "queued c pos=2", events: []string{"enqueue r c"}},
+			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@1010"}},
+			// b's caller left: another attempt's orphan release is refused, its own goes through.
+			{at: 11, cmd: gone(owned(cancel("r", 'b'), 'z')), want: "granted b#2@1010"},
+			{at: 12, cmd: gone(owned(cancel("r", 'b'), 'b')), want: "absent", events: []string{"release r b#2@1010", "grant* r c#3@1012"}},
+			// c's caller is told by its cancel: claimed, so no orphan release later.
+			{at: 13, cmd: owned(cancel("r", 'c'), 'c'), want: "granted c#3@1012"},
+			{at: 14, cmd: owned(orphan("r", 'c'), 'c'), want: "not_holder"},
 		}},
 		{name: "a retry answered with a queued grant claims it", steps: []step{
 			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},

@@ -176,6 +176,10 @@ type Command struct {
 	// it proposed the entry: a queued request they hold is cancelled
 	// instead of granted, since nobody could be told.
 	Suspects []string
+	// CallerGone, on a cancel, says the attempt's caller left: a grant the
+	// cancel finds is released as that attempt's orphan instead of being
+	// reported (and so claimed).
+	CallerGone bool
 }
 
 // Entry is a command with the log position the state machine applies it at.

@@ -78,32 +78,32 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 // giveUp ends this attempt's wait for the queued request id: its wait
 // elapsed or its caller left. The cancel goes through the log, so afterwards
 // the answer is certain: granted first (then that grant is the answer, and
-// when the caller has left the lease is released as an orphan),
-// removed, or still queued for another attempt of the same request (a retry
-// with a later deadline), which this caller no longer waits for.
+// the cancel claims it for the caller; when the caller has left, the same
+// cancel releases it as this attempt's orphan instead), removed, or still
+// queued for another attempt of the same request (a retry with a later
+// deadline), which this caller no longer waits for.
 func (n *Node) giveUp(ctx context.Context, resource string, id, attempt lock.LeaseID, position int) (lock.Result, error) {
 	callerGone := ctx.Err() != nil
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.ProposeTimeout)
 	defer cancel()
-	res, err := n.propose(cctx, lock.Command{Op: lock.OpCancel, Resource: resource, LeaseID: id, Owner: attempt})
+	cmd := lock.Command{Op: lock.OpCancel, Resource: resource, LeaseID: id, Owner: attempt, CallerGone: callerGone}
+	if n.bug(BugReleaseOnGiveUp) {
+		cmd.CallerGone = false
+	}
+	res, err := n.propose(cctx, cmd)
 	if err != nil {
 		return res, err
 	}
 	if err := resultError(res); err != nil {
 		return res, err
 	}
-	if res.Granted {
-		if callerGone {
-			// Nobody here can be told; release it as an orphan, which
-			// leaves it alone if a retry of the request was answered with
-			// it meanwhile (that claimed it).
-			op := lock.OpOrphan
-			if n.bug(BugReleaseOnGiveUp) {
-				op = lock.OpRelease
-			}
-			_, _ = n.propose(cctx, lock.Command{Op: op, Resource: resource, LeaseID: id, Owner: attempt})
-			return lock.Result{LogTime: res.LogTime}, ctx.Err()
+	if callerGone {
+		if res.Granted && n.bug(BugReleaseOnGiveUp) {
+			_, _ = n.propose(cctx, lock.Command{Op: lock.OpRelease, Resource: resource, LeaseID: id})
 		}
+		return lock.Result{LogTime: res.LogTime}, ctx.Err()
+	}
+	if res.Granted {
 		return res, nil
 	}
 	res.Queued = false
