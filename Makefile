@@ -17,11 +17,13 @@ run:
 # (the scenario tests run a fixed set of seeds).
 test: lint
 	$(GO) test -race -count=1 -timeout 14m ./...
+	$(GO) test -race -count=1 -timeout 10m -tags lockstep_bugs ./core/lock/ ./core/node/ ./scenarios/ ./cmd/locksim/ ./maelstrom/runner/
 
 lint: vet fmt-check
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags lockstep_bugs ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -39,7 +41,7 @@ sim-sweep:
 # Seeds-to-detection for every bug mode: 5 sweeps of up to 50 seeds each.
 # Regenerates the committed table; the runs' reports go to results/tmp/sim/.
 sim-bugs:
-	$(GO) run ./cmd/locksim -bug-table 5 -bug-seeds 50 | tee results/sim/bug-table.md
+	$(GO) run -tags lockstep_bugs ./cmd/locksim -bug-table 5 -bug-seeds 50 | tee results/sim/bug-table.md
 
 # Go micro-benchmarks of the hot paths plus the HTTP load test against a
 # 3-replica fsync-on cluster; results land in results/bench/.

@@ -192,4 +192,9 @@ var BugScenarios = map[node.Bug]string{
 	node.BugWallClockExpiry: "clockSkew",
 	node.BugTokenInMemory:   "leaderCrash",
 	node.BugQueueInMemory:   "leaderThrash",
+	// Bugs the testbed found, put back (see regressions/).
+	node.BugForgetSettled:        "leaderCrash",
+	node.BugOrphanWaiters:        "orphanWaiters",
+	node.BugReleaseOnGiveUp:      "sharedExclusiveMix",
+	node.BugUnknownAsUnavailable: "networkPartition",
 }

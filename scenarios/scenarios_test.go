@@ -20,7 +20,7 @@ import (
 var (
 	seedsFlag    = flag.String("seeds", "1..2", "seed range a..b for TestScenarios")
 	scenarioFlag = flag.String("scenario", "", "run only this scenario")
-	bugSeeds     = flag.Int("bug-seeds", 6, "seeds tried per bug mode before TestBugModes gives up")
+	bugSeeds     = flag.Int("bug-seeds", 12, "seeds tried per bug mode before TestBugModes gives up")
 	// The default is the git-ignored run directory, never the committed
 	// examples: this test saves every failing verdict, expected or not.
 	resultsFlag = flag.String("results", filepath.Join("..", DefaultResultsDir), "where reports of failing runs are written")
@@ -159,5 +159,37 @@ func TestRecheckReachesTheSavedVerdict(t *testing.T) {
 		if name == "shardDataLoss" && !slices.ContainsFunc(res.Violations, func(v checker.Violation) bool { return v.Check == checker.CheckLostState }) {
 			t.Errorf("shardDataLoss re-checked without lost-state: %v", res.Violations)
 		}
+	}
+}
+
+// TestRegressions: goal — every bug the testbed found stays found, and the
+// fix stays in. Method: per pinned regression, the correct server passes
+// its scenario and seed, and the bug mode that reintroduces it is caught
+// starting at that seed, within the entry's seed budget.
+func TestRegressions(t *testing.T) {
+	regs, err := Regressions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range regs {
+		t.Run(r.Name, func(t *testing.T) {
+			s, err := ByName(r.Scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out := runOne(t, s, RunOptions{Seed: r.Seed}); out != nil && !out.AsExpected {
+				t.Errorf("correct server fails %s seed %d: %v", r.Scenario, r.Seed, out.Result.Violations)
+			}
+			if len(node.Bugs) == 0 {
+				t.Skip("the bug half needs -tags lockstep_bugs (make test runs that pass too)")
+			}
+			for seed := r.Seed; seed < r.Seed+r.SeedsMax; seed++ {
+				if out := runOne(t, s, RunOptions{Seed: seed, Bug: r.Bug}); out != nil && out.AsExpected {
+					t.Logf("%s caught at seed %d: %s", r.Bug, seed, out.Result.Violations[0].Message)
+					return
+				}
+			}
+			t.Errorf("%s no longer caught by %s in seeds %d..%d", r.Bug, r.Scenario, r.Seed, r.Seed+r.SeedsMax-1)
+		})
 	}
 }

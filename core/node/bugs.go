@@ -36,6 +36,11 @@ const (
 	// from a retry of the same request that was answered with it. Found by
 	// multiShard once clients retried through HTTP.
 	BugReleaseOnGiveUp Bug = "release-on-give-up"
+	// BugUnknownAsUnavailable: an outcome that is unknown (the command
+	// reached a leader, the answer was lost) is reported as surely not
+	// applied, so clients retry releases and renews as if nothing had
+	// happened. Found by the simulator once clients went through HTTP.
+	BugUnknownAsUnavailable Bug = "unknown-as-unavailable"
 )
 
 // ErrNoBugModes is why a build without the lockstep_bugs tag refuses a bug

@@ -11,7 +11,7 @@ import (
 
 // Bugs lists every bug mode this build can switch on.
 var Bugs = []Bug{BugFollowerGrant, BugLocalRenew, BugWallClockExpiry, BugTokenInMemory, BugQueueInMemory,
-	BugForgetSettled, BugOrphanWaiters, BugReleaseOnGiveUp}
+	BugForgetSettled, BugOrphanWaiters, BugReleaseOnGiveUp, BugUnknownAsUnavailable}
 
 // bug reports whether bug mode b is on.
 func (n *Node) bug(b Bug) bool { return n.cfg.Bug == b }

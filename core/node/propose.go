@@ -29,7 +29,14 @@ const retryDelay = 10 * time.Millisecond
 // propose gets cmd applied by the current leader, from any node. It retries
 // only while the command surely was not proposed (no leader yet, the target
 // was not leader), so a command is never applied twice by a retry here.
-func (n *Node) propose(ctx context.Context, cmd lock.Command) (lock.Result, error) {
+func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, err error) {
+	if n.bug(BugUnknownAsUnavailable) {
+		defer func() {
+			if errors.Is(err, ErrIndeterminate) {
+				err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+			}
+		}()
+	}
 	var buf []byte
 	for attempt := 0; ; attempt++ {
 		select {
