@@ -108,13 +108,7 @@ func checkLock(ctx context.Context, h *History, timeout time.Duration, v *Verdic
 	if err != nil {
 		return nil, err
 	}
-	opts := checker.Options{LinearizabilityTimeout: timeout}
-	trace := ch.Trace
-	ch.Trace = nil
-	res := checker.Check(ctx, ch, opts)
-	if res.Stats.Linearizability != porcupine.Illegal && ctx.Err() == nil {
-		fenceByResource(ctx, trace, opts, &res)
-	}
+	res := checker.Check(ctx, ch, checker.Options{LinearizabilityTimeout: timeout})
 	v.Lock = &res
 	v.Linearizability = res.Stats.Linearizability
 	for _, viol := range res.Violations {
@@ -137,37 +131,6 @@ func checkLock(ctx context.Context, h *History, timeout time.Duration, v *Verdic
 	}
 	_, info := porcupine.CheckOperationsVerbose(models.Lock, ops, timeout)
 	return &visual{model: models.Lock, info: info}, nil
-}
-
-// fenceByResource runs checker's trace checks on one resource's trace at a
-// time and folds their findings into res. One at a time, because
-// checker's overlap check carries holders across a resource boundary when
-// the first span of the next resource is empty (it skips empty spans
-// before it resets), and replyTrace makes empty spans for leases whose end
-// is in doubt.
-func fenceByResource(ctx context.Context, trace []checker.TraceEvent, opts checker.Options, res *checker.Result) {
-	byResource := make(map[string][]checker.TraceEvent)
-	var order []string
-	for _, ev := range trace {
-		if _, ok := byResource[ev.Resource]; !ok {
-			order = append(order, ev.Resource)
-		}
-		byResource[ev.Resource] = append(byResource[ev.Resource], ev)
-	}
-	for _, r := range order {
-		sub := checker.Check(ctx, &checker.History{Trace: byResource[r]}, opts)
-		res.Violations = append(res.Violations, sub.Violations...)
-		res.Notes = append(res.Notes, sub.Notes...)
-		res.Stats.TraceEvents += sub.Stats.TraceEvents
-		res.Stats.Grants += sub.Stats.Grants
-		res.Stats.Suppressed += sub.Stats.Suppressed
-		switch {
-		case sub.Verdict == checker.Failure:
-			res.Verdict = checker.Failure
-		case sub.Verdict == checker.Unknown && res.Verdict == checker.Success:
-			res.Verdict = checker.Unknown
-		}
-	}
 }
 
 // annotations draws the partitions above the client lanes.
