@@ -69,7 +69,11 @@ func runGremlins(ctx context.Context, bin, root, pkgDir, jsonOut, textOut string
 	if err := os.WriteFile(textOut, r.out, 0o644); err != nil {
 		return nil, err
 	}
-	cmdline := fmt.Sprintf("cd %s && %s %s", pkgDir, filepath.Base(bin), strings.Join(args, " "))
+	shown := append([]string(nil), args...)
+	if rel, err := filepath.Rel(filepath.Join(root, pkgDir), jsonOut); err == nil {
+		shown[len(shown)-1] = rel
+	}
+	cmdline := fmt.Sprintf("cd %s && %s %s", pkgDir, filepath.Base(bin), strings.Join(shown, " "))
 	if r.timedOut {
 		return nil, fmt.Errorf("gremlins: killed after %s (see %s)", timeout, textOut)
 	}

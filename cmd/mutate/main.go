@@ -28,6 +28,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -48,8 +49,10 @@ type options struct {
 	jobs         int
 	control      bool
 	check        bool
+	render       string
 	keep         bool
 	gremlins     string
+	simSweeps    int
 	unitTimeout  time.Duration
 	simTimeout   time.Duration
 	buildTimeout time.Duration
@@ -68,8 +71,10 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.jobs, "jobs", 1, "mutants run at once (timings are per mutant; >1 inflates them on a small machine)")
 	fs.BoolVar(&o.control, "control", true, "first run the unit tests and the simulator on the unmutated tree; both must pass")
 	fs.BoolVar(&o.check, "check", false, "only apply and build every mutant, then exit")
+	fs.StringVar(&o.render, "render", "", "only rewrite `dir`/mutants.md (and COMMAND.txt) from dir/mutants.json, then exit")
 	fs.BoolVar(&o.keep, "keep", false, "keep each mutant's scratch directory (printed)")
 	fs.StringVar(&o.gremlins, "gremlins", "gremlins", "gremlins binary; empty skips gremlins")
+	fs.IntVar(&o.simSweeps, "sim-sweeps", 1, "simulator sweeps per mutant (the simulator is not deterministic per seed)")
 	fs.DurationVar(&o.unitTimeout, "unit-timeout", 3*time.Minute, "deadline of one mutant's unit tests")
 	fs.DurationVar(&o.simTimeout, "sim-timeout", 10*time.Minute, "deadline of one mutant's simulator sweep")
 	fs.DurationVar(&o.buildTimeout, "build-timeout", 5*time.Minute, "deadline of one build")
@@ -94,6 +99,9 @@ func parseFlags(args []string) (options, error) {
 	if o.jobs < 1 {
 		o.jobs = 1
 	}
+	if o.simSweeps < 1 {
+		o.simSweeps = 1
+	}
 	return o, nil
 }
 
@@ -108,6 +116,9 @@ func main() {
 
 func mainErr(o options) int {
 	ctx := context.Background()
+	if o.render != "" {
+		return render(o.render)
+	}
 	root, err := os.Getwd()
 	if err != nil {
 		return fail(err)
@@ -287,8 +298,26 @@ func runMutant(ctx context.Context, o options, root string, m *Mutant) MutantRes
 	if unit.Status == "error" {
 		res.Error = "unit tests did not run: " + unit.Excerpt
 	}
-	s := run(ctx, o.simTimeout, root, nil, sim, "-all", "-seeds", o.seeds, "-results", filepath.Join(scratch, "sim"))
-	simRes := judgeSim(s)
+	// The same seeds do not replay the same histories (see EXPERIMENTS.md),
+	// so with -sim-sweeps > 1 a mutant is caught when any sweep catches it;
+	// the first catching sweep is the one reported, and Sweeps says how many
+	// of them caught it.
+	var simRes SimResult
+	caught := 0
+	for i := 0; i < o.simSweeps; i++ {
+		r := judgeSim(run(ctx, o.simTimeout, root, nil, sim, "-all", "-seeds", o.seeds, "-results", filepath.Join(scratch, "sim", fmt.Sprint(i))))
+		if r.Caught {
+			caught++
+		}
+		if i == 0 || (r.Caught && !simRes.Caught) {
+			secs := simRes.Seconds
+			simRes = r
+			simRes.Seconds += secs
+		} else {
+			simRes.Seconds += r.Seconds
+		}
+	}
+	simRes.Sweeps = fmt.Sprintf("%d/%d", caught, o.simSweeps)
 	simRes.BuildSeconds = round1(b.seconds)
 	res.Sim = &simRes
 	if simRes.Status == "error" || simRes.Status == "crash" {
@@ -297,6 +326,22 @@ func runMutant(ctx context.Context, o options, root string, m *Mutant) MutantRes
 	}
 	res.Seconds = round1(time.Since(start).Seconds())
 	return res
+}
+
+// render rewrites the Markdown of an earlier run from its JSON.
+func render(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "mutants.json"))
+	if err != nil {
+		return fail(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fail(fmt.Errorf("%s/mutants.json: %w", dir, err))
+	}
+	if err := rep.writeText(dir); err != nil {
+		return fail(err)
+	}
+	return 0
 }
 
 // treeHash digests every file the measurement reads (Go sources, module

@@ -92,6 +92,11 @@ func (r *Report) write(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "mutants.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
+	return r.writeText(dir)
+}
+
+// writeText saves the human-readable files, mutants.md and COMMAND.txt.
+func (r *Report) writeText(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "mutants.md"), []byte(r.markdown()), 0o644); err != nil {
 		return err
 	}
@@ -197,6 +202,9 @@ func simCell(m MutantResult) string {
 		}
 		sort.Strings(checks)
 		t := fmt.Sprintf("%s, %d/%d runs", s.Status, s.Failed, s.Runs)
+		if s.Sweeps != "" && s.Sweeps != "1/1" {
+			t += ", " + s.Sweeps + " sweeps"
+		}
 		if !s.Caught {
 			t = "**" + t + "**"
 		}
@@ -206,6 +214,9 @@ func simCell(m MutantResult) string {
 		return t
 	case "panic":
 		return "**panic** (not counted): " + md(truncate(s.Panic, 90))
+	}
+	if s.Sweeps != "" && !strings.HasSuffix(s.Sweeps, "/1") {
+		return "**" + s.Status + "**, " + s.Sweeps + " sweeps"
 	}
 	return "**" + s.Status + "**"
 }
@@ -222,9 +233,10 @@ func firstCell(m MutantResult) string {
 	return fmt.Sprintf("%s seed %d%s", f.Scenario, f.Seed, msg)
 }
 
-// md keeps a string from breaking a Markdown table cell.
+// md keeps a string from breaking a Markdown table cell (GitHub renders \|
+// as a pipe, in code spans too).
 func md(s string) string {
-	s = strings.ReplaceAll(s, "|", "/")
+	s = strings.ReplaceAll(s, "|", `\|`)
 	s = strings.ReplaceAll(s, "`", "'")
 	return strings.ReplaceAll(s, "\n", " ")
 }

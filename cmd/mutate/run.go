@@ -128,11 +128,13 @@ type SimResult struct {
 	// name, then seeds).
 	First *SimFailure `json:"first,omitempty"`
 	// Checks counts failing runs per check (a run may count for several).
-	Checks       map[string]int `json:"checks,omitempty"`
-	Panic        string         `json:"panic,omitempty"`
-	Excerpt      string         `json:"excerpt,omitempty"`
-	BuildSeconds float64        `json:"build_seconds"`
-	Seconds      float64        `json:"seconds"`
+	Checks  map[string]int `json:"checks,omitempty"`
+	Panic   string         `json:"panic,omitempty"`
+	Excerpt string         `json:"excerpt,omitempty"`
+	// Sweeps is "caught/run" over the -sim-sweeps repetitions.
+	Sweeps       string  `json:"sweeps"`
+	BuildSeconds float64 `json:"build_seconds"`
+	Seconds      float64 `json:"seconds"`
 }
 
 var (
