@@ -198,6 +198,9 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 	checkLiveness(h, replay, trace, opts, &f)
 	res.Stats.ExpiriesJudged = checkExpiry(h, trace, opts, &f)
 	res.Stats.QueuesCompared = checkQueues(h, trace, &f)
+	if opts.StrictFIFO {
+		checkQueueProgress(trace, &f)
+	}
 	checkHerd(h, replay, opts, &f, &res.Stats)
 	return finish()
 }

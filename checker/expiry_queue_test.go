@@ -81,3 +81,31 @@ func TestQueueCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueProgressCheck: goal — a freed lock hands itself on as far as it
+// can, and never to a request whose wait ended. Method: a release that
+// leaves a waiter queued on a free lock, a shared waiter left behind shared
+// holders, a grant past the waiter's deadline, and a correct handoff.
+func TestQueueProgressCheck(t *testing.T) {
+	x, s := models.Exclusive, models.Shared
+	ev := func(i uint64, at int64, kind, lease, mode string, expires int64) TraceEvent {
+		return TraceEvent{Index: i, LogTime: at * msNs, Kind: kind, Resource: "r", LeaseID: lease, Client: "c" + lease, Mode: mode, ExpiresAt: expires * msNs}
+	}
+	for _, tc := range []struct {
+		name  string
+		trace []TraceEvent
+		want  int
+	}{
+		{"handoff", []TraceEvent{ev(1, 0, KindGrant, "A", x, 100), ev(2, 1, KindEnqueue, "B", x, 500), ev(3, 5, KindRelease, "A", x, 0), ev(3, 5, KindGrant, "B", x, 105)}, 0},
+		{"free lock keeps a queue", []TraceEvent{ev(1, 0, KindGrant, "A", x, 100), ev(2, 1, KindEnqueue, "B", x, 500), ev(3, 5, KindRelease, "A", x, 0)}, 1},
+		{"shared waiter behind shared holders", []TraceEvent{ev(1, 0, KindGrant, "A", x, 100), ev(2, 1, KindEnqueue, "B", s, 500), ev(3, 2, KindEnqueue, "C", s, 500),
+			ev(4, 5, KindRelease, "A", x, 0), ev(4, 5, KindGrant, "B", s, 105)}, 1},
+		{"granted past its wait", []TraceEvent{ev(1, 0, KindGrant, "A", x, 100), ev(2, 1, KindEnqueue, "B", x, 50), ev(3, 60, KindRelease, "A", x, 0), ev(3, 60, KindGrant, "B", x, 160)}, 1},
+	} {
+		var f findings
+		checkQueueProgress(tc.trace, &f)
+		if len(f.list) != tc.want {
+			t.Errorf("%s: %d violations %v, want %d", tc.name, len(f.list), f.list, tc.want)
+		}
+	}
+}

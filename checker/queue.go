@@ -76,3 +76,90 @@ func describeQueue(q []models.WaiterView) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// checkQueueProgress replays each resource's holders and queue from the
+// trace and demands, after every entry that freed or cancelled something
+// on it, that the queue moved as far as it could: a lock with no holder
+// keeps no queue, and shared holders never leave a shared request waiting
+// at the head. It also demands that a queued request is never granted at
+// or after its deadline (its wait had ended).
+func checkQueueProgress(trace []TraceEvent, f *findings) {
+	type state struct {
+		holders map[string]bool // lease -> exclusive
+		queue   []TraceEvent    // enqueue events (ExpiresAt: deadline), head first
+	}
+	states := make(map[string]*state)
+	get := func(r string) *state {
+		if states[r] == nil {
+			states[r] = &state{holders: make(map[string]bool)}
+		}
+		return states[r]
+	}
+	dequeue := func(s *state, lease string) (TraceEvent, bool) {
+		for i, w := range s.queue {
+			if w.LeaseID == lease {
+				s.queue = slices.Delete(s.queue, i, i+1)
+				return w, true
+			}
+		}
+		return TraceEvent{}, false
+	}
+	check := func(r string, index uint64, at int64) {
+		s := states[r]
+		if s == nil || len(s.queue) == 0 {
+			return
+		}
+		head := s.queue[0]
+		allShared := true
+		for _, exclusive := range s.holders {
+			allShared = allShared && !exclusive
+		}
+		switch {
+		case len(s.holders) == 0:
+			f.add(Violation{Check: CheckQueue, Resource: r, Index: index, LeaseIDs: []string{head.LeaseID},
+				Message: fmt.Sprintf("after index %d %q has no holder but %d queued request(s), head %s (%s)", index, r, len(s.queue), head.LeaseID, head.Client)})
+		case allShared && !isExclusive(head.Mode):
+			f.add(Violation{Check: CheckQueue, Resource: r, Index: index, LeaseIDs: []string{head.LeaseID},
+				Message: fmt.Sprintf("after index %d shared request %s (%s) waits at the head of %q behind shared holders only", index, head.LeaseID, head.Client, r)})
+		}
+	}
+	var pending map[string]bool // resources freed or cancelled in the current index
+	var index uint64
+	var at int64
+	flush := func() {
+		for r := range pending {
+			check(r, index, at)
+		}
+	}
+	for _, ev := range trace {
+		if ev.Index != index {
+			flush()
+			pending, index = make(map[string]bool), ev.Index
+		}
+		at = ev.LogTime
+		s := get(ev.Resource)
+		switch ev.Kind {
+		case KindEnqueue:
+			s.queue = append(s.queue, ev)
+		case KindJoin:
+			for i := range s.queue {
+				if s.queue[i].LeaseID == ev.LeaseID {
+					s.queue[i].ExpiresAt = ev.ExpiresAt
+				}
+			}
+		case KindCancel:
+			dequeue(s, ev.LeaseID)
+			pending[ev.Resource] = true
+		case KindGrant:
+			if w, ok := dequeue(s, ev.LeaseID); ok && w.ExpiresAt != 0 && ev.LogTime >= w.ExpiresAt {
+				f.add(Violation{Check: CheckQueue, Resource: ev.Resource, Index: ev.Index, LeaseIDs: []string{ev.LeaseID},
+					Message: fmt.Sprintf("queued request %s (%s) granted at %s, its wait ended at %s", ev.LeaseID, ev.Client, fmtNs(ev.LogTime), fmtNs(w.ExpiresAt))})
+			}
+			s.holders[ev.LeaseID] = isExclusive(ev.Mode)
+		case KindRelease, KindExpire:
+			delete(s.holders, ev.LeaseID)
+			pending[ev.Resource] = true
+		}
+	}
+	flush()
+}

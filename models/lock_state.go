@@ -24,6 +24,7 @@ var (
 	errStatusMismatch   = errors.New("status holders differ from the live holders")
 	errRequestRegranted = errors.New("one request id answered with two different leases")
 	errResurrected      = errors.New("a released lease reported live again")
+	errRenewExpiry      = errors.New("a renew answered another expiry than its log time plus the TTL")
 	errUnknownOp        = errors.New("unknown operation")
 )
 
@@ -431,8 +432,19 @@ func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState
 		if out.Token != 0 && out.Token != l.Token {
 			return nil, fmt.Errorf("%w: renew of %s reported #%d, lease has #%d", errTokenMismatch, l.ID, out.Token, l.Token)
 		}
+		// A renew moves the expiry to its log time plus the TTL (its own, or
+		// for TTL 0 the lease's, unless an indefinite renew may have changed
+		// that), whole milliseconds apart at most.
+		ttl := in.TTL
+		if ttl == 0 && !l.Open {
+			ttl = l.TTL
+		}
 		if in.TTL != 0 {
 			l.TTL = in.TTL
+		}
+		if want := out.LogTime + ttl; ttl != 0 && (out.ExpiresAt < want-sp.slack || out.ExpiresAt > want+sp.slack) {
+			return nil, fmt.Errorf("%w: renew of %s at %s answered %s, want %s", errRenewExpiry, l.ID,
+				fmtTime(out.LogTime), fmtTime(out.ExpiresAt), fmtTime(want))
 		}
 		l.ExpiresAt = out.ExpiresAt
 		l.Open, l.MaybeGone = false, false

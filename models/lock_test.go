@@ -304,6 +304,10 @@ func TestLockHistories(t *testing.T) {
 			op(0, 2*sec, 3*sec, renew("L1", 0), notHolderAt(0)),
 			op(1, 13*sec, 14*sec, acq("b", Exclusive, 10*sec), grant("L2", 2, 12*sec, 22*sec)),
 		}},
+		{"renew answers another expiry than log time plus ttl", false, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, 0, 10*sec)),
+			op(0, 5*sec, 6*sec, renew("L1", 0), renewed(5*sec, 10*sec)),
+		}},
 		{"renew extends the lease", true, []porcupine.Operation{
 			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, 0, 10*sec)),
 			op(0, 5*sec, 6*sec, renew("L1", 10*sec), renewed(5*sec, 15*sec)),
