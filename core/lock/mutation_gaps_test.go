@@ -509,7 +509,6 @@ func TestRestoresVersion2(t *testing.T) {
 	}
 }
 
-
 // TestDedupeKeysDoNotCollide: goal — two different (client_id, request_id)
 // pairs never share a dedupe entry, also when one client id is a prefix of
 // another (c1 + 23 and c12 + 3 spell the same bytes). Method: the two
