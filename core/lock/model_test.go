@@ -33,21 +33,34 @@ type refResource struct {
 	queue   []refWaiter
 }
 
-// refClaim is how an unclaimed grant came about (see State's claim).
+// refAttempt is one attempt waiting for a queued request.
+type refAttempt struct {
+	id          LeaseID
+	host        string
+	incarnation uint64
+	deadline    int64
+}
+
+// refClaim lists the attempts that may still tell a grant's caller.
 type refClaim struct {
-	owner  LeaseID
-	shared bool
+	attempts []refAttempt
 }
 
 type refWaiter struct {
-	id, owner   LeaseID
-	client      string
-	mode        Mode
-	deadline    int64
-	ttlMs       int64
-	host        string
-	incarnation uint64
-	joined      bool
+	id       LeaseID
+	client   string
+	mode     Mode
+	ttlMs    int64
+	attempts []refAttempt
+}
+
+// deadline is the latest of the waiter's attempts' deadlines.
+func (w refWaiter) deadline() int64 {
+	var d int64
+	for _, a := range w.attempts {
+		d = max(d, a.deadline)
+	}
+	return d
 }
 
 type refDedupe struct {
@@ -89,8 +102,10 @@ func (m *refModel) valid(c *Command) bool {
 		return c.Host != "" && c.Incarnation != 0
 	case OpStatus:
 		return id(c.Resource, true)
-	case OpRelease, OpCancel, OpOrphan:
+	case OpRelease, OpCancel:
 		return id(c.Resource, true) && !c.LeaseID.IsZero()
+	case OpOrphan:
+		return id(c.Resource, true) && !c.LeaseID.IsZero() && (!c.Owner.IsZero() || c.Host != "")
 	case OpRenew:
 		return id(c.Resource, true) && !c.LeaseID.IsZero() && (c.TTLMs == 0 || ttlOK(c.TTLMs))
 	case OpAcquire:
@@ -196,8 +211,11 @@ func cmpInt[T int64 | uint64](a, b T) int {
 func (m *refModel) settle(name string, emit emitFunc) {
 	r := m.res[name]
 	for len(r.queue) > 0 {
+		if len(m.suspects) > 0 {
+			r.queue[0].attempts = slices.DeleteFunc(r.queue[0].attempts, func(a refAttempt) bool { return slices.Contains(m.suspects, a.host) })
+		}
 		w := r.queue[0]
-		if w.deadline <= m.now || slices.Contains(m.suspects, w.host) {
+		if len(w.attempts) == 0 || w.deadline() <= m.now {
 			m.drop(name, 0, emit)
 			continue
 		}
@@ -220,7 +238,7 @@ func (m *refModel) drop(name string, i int, emit emitFunc) {
 	w := r.queue[i]
 	r.queue = slices.Delete(r.queue, i, i+1)
 	l := Lease{ID: w.id, ClientID: w.client, Mode: w.mode}
-	emit(Event{Kind: EventCancel, Resource: name, Lease: l, Host: w.host, Incarnation: w.incarnation})
+	emit(Event{Kind: EventCancel, Resource: name, Lease: l})
 	m.remember(refDedupe{at: m.now, resource: name, lease: l})
 }
 
@@ -241,9 +259,13 @@ func (m *refModel) grant(name string, id LeaseID, client string, mode Mode, ttlM
 	m.res[name].holders = append(m.res[name].holders, l)
 	ev := Event{Kind: EventGrant, Resource: name, Lease: l}
 	if from != nil {
-		ev.Queued, ev.Host, ev.Incarnation = true, from.host, from.incarnation
-		m.unclaimed[id] = refClaim{owner: from.owner, shared: from.joined}
-		ev.Owner = from.owner
+		ev.Queued = true
+		for _, a := range from.attempts {
+			if !slices.Contains(ev.Hosts, a.host) {
+				ev.Hosts = append(ev.Hosts, a.host)
+			}
+		}
+		m.unclaimed[id] = refClaim{attempts: slices.Clone(from.attempts)}
 	}
 	emit(ev)
 	return l
@@ -298,7 +320,19 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 	case OpOrphan:
 		r, h, _ := m.find(c.Resource, c.LeaseID)
 		cl, unclaimed := m.unclaimed[c.LeaseID]
-		if h < 0 || !unclaimed || cl.shared || (!c.Owner.IsZero() && c.Owner != cl.owner) {
+		if h < 0 || !unclaimed {
+			return Result{Code: NotHolder}
+		}
+		var left []refAttempt
+		for _, a := range cl.attempts {
+			gone := (c.Host == "" && c.Owner.IsZero()) || (!c.Owner.IsZero() && a.id == c.Owner) ||
+				(c.Host != "" && a.host == c.Host && a.incarnation != c.Incarnation)
+			if !gone {
+				left = append(left, a)
+			}
+		}
+		if len(left) > 0 {
+			m.unclaimed[c.LeaseID] = refClaim{attempts: left}
 			return Result{Code: NotHolder}
 		}
 		l := r.holders[h]
@@ -308,9 +342,10 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		m.settle(c.Resource, emit)
 		return Result{Lease: l}
 	case OpHello:
+		earlier := func(a refAttempt) bool { return a.host == c.Host && a.incarnation != c.Incarnation }
 		var names []string
 		for name, r := range m.res {
-			if slices.ContainsFunc(r.queue, func(w refWaiter) bool { return w.host == c.Host && w.incarnation != c.Incarnation }) {
+			if slices.ContainsFunc(r.queue, func(w refWaiter) bool { return slices.ContainsFunc(w.attempts, earlier) }) {
 				names = append(names, name)
 			}
 		}
@@ -318,7 +353,8 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		for _, name := range names {
 			r := m.res[name]
 			for i := len(r.queue) - 1; i >= 0; i-- {
-				if w := r.queue[i]; w.host == c.Host && w.incarnation != c.Incarnation {
+				r.queue[i].attempts = slices.DeleteFunc(r.queue[i].attempts, earlier)
+				if len(r.queue[i].attempts) == 0 {
 					m.drop(name, i, emit)
 				}
 			}
@@ -342,16 +378,18 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		r, h, w := m.find(c.Resource, c.LeaseID)
 		switch {
 		case w >= 0:
-			if !c.Owner.IsZero() && r.queue[w].owner != c.Owner {
-				return Result{Queued: true, Position: w + 1, Lease: Lease{ID: c.LeaseID}}
+			if !c.Owner.IsZero() {
+				r.queue[w].attempts = slices.DeleteFunc(r.queue[w].attempts, func(a refAttempt) bool { return a.id == c.Owner })
+				if len(r.queue[w].attempts) > 0 {
+					return Result{Queued: true, Position: w + 1, Lease: Lease{ID: c.LeaseID}}
+				}
 			}
 			m.drop(c.Resource, w, emit)
 			m.settle(c.Resource, emit)
 			return Result{Position: w + 1}
 		case h >= 0:
 			if c.CallerGone {
-				orphan := *c
-				orphan.Op = OpOrphan
+				orphan := Command{Op: OpOrphan, Resource: c.Resource, LeaseID: c.LeaseID, Owner: c.Owner}
 				if res := m.command(&orphan, emit); res.Code == OK {
 					return Result{}
 				}
@@ -395,8 +433,9 @@ func (m *refModel) acquire(c *Command, emit emitFunc) Result {
 	if len(r.queue) >= m.cfg.MaxWaitersPerQueue {
 		return Result{Code: QueueFull}
 	}
-	r.queue = append(r.queue, refWaiter{id: c.LeaseID, owner: c.LeaseID, client: c.ClientID, mode: c.Mode,
-		deadline: m.now + c.WaitMs*int64(time.Millisecond), ttlMs: c.TTLMs, host: c.Host, incarnation: c.Incarnation})
+	deadline := m.now + c.WaitMs*int64(time.Millisecond)
+	r.queue = append(r.queue, refWaiter{id: c.LeaseID, client: c.ClientID, mode: c.Mode, ttlMs: c.TTLMs,
+		attempts: []refAttempt{{id: c.LeaseID, host: c.Host, incarnation: c.Incarnation, deadline: deadline}}})
 	l := Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode}
 	emit(Event{Kind: EventEnqueue, Resource: c.Resource, Lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode,
 		ExpiresAt: m.now + c.WaitMs*int64(time.Millisecond)}})
@@ -412,10 +451,14 @@ func (m *refModel) replay(d refDedupe, c *Command, emit emitFunc) Result {
 		}
 		if w >= 0 {
 			q := &r.queue[w]
-			q.joined = true
-			if deadline := m.now + c.WaitMs*int64(time.Millisecond); c.WaitMs > 0 && deadline > q.deadline {
-				q.deadline, q.owner, q.host, q.incarnation = deadline, c.LeaseID, c.Host, c.Incarnation
-				emit(Event{Kind: EventJoin, Resource: d.resource, Lease: Lease{ID: q.id, ClientID: q.client, Mode: q.mode, ExpiresAt: deadline}})
+			joined := slices.ContainsFunc(q.attempts, func(a refAttempt) bool { return a.id == c.LeaseID })
+			if c.WaitMs > 0 && !joined {
+				before := q.deadline()
+				deadline := m.now + c.WaitMs*int64(time.Millisecond)
+				q.attempts = append(q.attempts, refAttempt{id: c.LeaseID, host: c.Host, incarnation: c.Incarnation, deadline: deadline})
+				if deadline > before {
+					emit(Event{Kind: EventJoin, Resource: d.resource, Lease: Lease{ID: q.id, ClientID: q.client, Mode: q.mode, ExpiresAt: deadline}})
+				}
 			}
 			return Result{Queued: true, Position: w + 1, Lease: Lease{ID: d.lease.ID, ClientID: d.lease.ClientID, Mode: d.lease.Mode}}
 		}
@@ -455,8 +498,8 @@ func (m *refModel) status(name string) Status {
 	}
 	st.Holders = slices.Clone(r.holders)
 	for _, w := range r.queue {
-		if w.deadline > m.now {
-			st.Queue = append(st.Queue, Waiter{ID: w.id, ClientID: w.client, Mode: w.mode, Deadline: w.deadline})
+		if w.deadline() > m.now {
+			st.Queue = append(st.Queue, Waiter{ID: w.id, ClientID: w.client, Mode: w.mode, Deadline: w.deadline()})
 		}
 	}
 	return st

@@ -31,7 +31,9 @@ func checkCounters(t fataler, s *State, after string) {
 		}
 		for _, w := range r.queue() {
 			waiters++
-			byHost[w.host]++
+			for _, a := range w.attempts {
+				byHost[a.host]++
+			}
 			refs[w.client]++
 		}
 	}

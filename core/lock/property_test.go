@@ -42,13 +42,13 @@ type logGen struct {
 	acquires []Command
 	// attempts pairs each queued-able lease id with the attempts (original
 	// or retries) that may cancel it.
-	attempts []attempt
+	attempts []genAttempt
 	nextID   uint64
 }
 
 // attempt is one proposal of a request: lease is the id the request first
 // got, owner the id this attempt was proposed with.
-type attempt struct {
+type genAttempt struct {
 	resource     string
 	lease, owner LeaseID
 }
@@ -97,7 +97,7 @@ func (g *logGen) acquire() Command {
 		c.Policy = Throughput
 	}
 	g.acquires = append(g.acquires, c)
-	g.attempts = append(g.attempts, attempt{resource: c.Resource, lease: c.LeaseID, owner: c.LeaseID})
+	g.attempts = append(g.attempts, genAttempt{resource: c.Resource, lease: c.LeaseID, owner: c.LeaseID})
 	return c
 }
 
@@ -166,7 +166,7 @@ func (g *logGen) retry() Command {
 	case 3:
 		c.Host, c.Incarnation = pickFrom(g, "host", propHosts), uint64(1+g.pick("incarnation", 2))
 	}
-	g.attempts = append(g.attempts, attempt{resource: c.Resource, lease: first, owner: c.LeaseID})
+	g.attempts = append(g.attempts, genAttempt{resource: c.Resource, lease: first, owner: c.LeaseID})
 	return c
 }
 
@@ -226,6 +226,8 @@ func (g *logGen) op() Command {
 		c := g.target(OpOrphan)
 		if len(g.attempts) > 0 && g.pick("orphanOwner", 2) == 0 {
 			c.Owner = g.attempts[len(g.attempts)-1-g.pick("attempt", min(len(g.attempts), 8))].owner
+		} else {
+			c.Host, c.Incarnation = pickFrom(g, "host", propHosts), uint64(1+g.pick("incarnation", 3))
 		}
 		return c
 	}

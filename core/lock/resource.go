@@ -1,5 +1,7 @@
 package lock
 
+import "slices"
+
 // holder is the stored form of a live lease. It is kept small on purpose
 // (40 B): the first holder of every resource is stored inline and memory per
 // active lease is a capacity target.
@@ -34,21 +36,32 @@ func (c clientMode) mode() Mode   { return Mode(c >> clientSlotBits) }
 // waiter is the stored form of a queued request.
 type waiter struct {
 	id LeaseID
-	// owner is the attempt (the proposal id of the original request or of a
-	// retry with its request id) whose wait ends last: only its cancel
-	// removes the entry, so a retry with a shorter wait never cuts the
-	// original's wait short.
-	owner    LeaseID
+	// deadline is the latest of its attempts' deadlines.
 	deadline int64
 	ttlMs    uint32
 	client   uint32
 	mode     Mode
-	// host and incarnation name the node process holding owner's request;
-	// when that process is gone nobody can be told of a grant.
+	// attempts are the attempts still waiting for this request: the
+	// original and any retry (same request id) that joined its wait. The
+	// request leaves the queue when the last of them gives up.
+	attempts []attempt
+}
+
+// attempt is one proposal of a queued request whose caller waits for it.
+type attempt struct {
+	// id is the lease id the attempt was proposed with (the original's is
+	// the request's own).
+	id LeaseID
+	// host and incarnation name the node process holding the caller; when
+	// that process is gone nobody can be told of a grant.
 	host        string
 	incarnation uint64
-	// joined: a retry of the request joined this wait.
-	joined bool
+	deadline    int64
+}
+
+// hasAttempt reports whether attempt id waits for w.
+func (w *waiter) hasAttempt(id LeaseID) bool {
+	return slices.ContainsFunc(w.attempts, func(a attempt) bool { return a.id == id })
 }
 
 // resource is one lock. A resource exists only while it has holders; a

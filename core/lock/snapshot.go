@@ -64,8 +64,7 @@ func (s *State) appendCore(buf []byte) []byte {
 			buf = binary.AppendUvarint(buf, uint64(h.ttlMs))
 			buf = appendString(buf, s.clients.name(h.client()))
 			if unclaimed {
-				buf = append(buf, c.owner[:]...)
-				buf = appendBool(buf, c.shared)
+				buf = appendAttempts(buf, c.attempts)
 			}
 		}
 		q := r.queue()
@@ -76,10 +75,7 @@ func (s *State) appendCore(buf []byte) []byte {
 			buf = binary.AppendVarint(buf, w.deadline)
 			buf = binary.AppendUvarint(buf, uint64(w.ttlMs))
 			buf = appendString(buf, s.clients.name(w.client))
-			buf = append(buf, w.owner[:]...)
-			buf = appendString(buf, w.host)
-			buf = binary.AppendUvarint(buf, w.incarnation)
-			buf = appendBool(buf, w.joined)
+			buf = appendAttempts(buf, w.attempts)
 		}
 	}
 	return buf
@@ -239,10 +235,7 @@ func (s *State) restoreResource(d *decoder) {
 		}
 		h.clientMode = makeClientMode(slot, mode)
 		if modeByte&unclaimedFlag != 0 {
-			var c claim
-			d.bytes(c.owner[:])
-			c.shared = d.byte() == 1
-			s.unclaimed[h.id] = c
+			s.unclaimed[h.id] = claim{attempts: d.attempts()}
 		}
 		r.addHolder(h)
 		s.leases++
@@ -255,12 +248,10 @@ func (s *State) restoreResource(d *decoder) {
 		w.deadline = d.varint()
 		w.ttlMs = uint32(d.uvarint())
 		w.client = s.clients.ref(d.string())
-		w.owner = w.id
 		if d.version >= 3 {
-			d.bytes(w.owner[:])
-			w.host = d.string()
-			w.incarnation = d.uvarint()
-			w.joined = d.byte() == 1
+			w.attempts = d.attempts()
+		} else {
+			w.attempts = []attempt{{id: w.id, deadline: w.deadline}}
 		}
 		if d.err == nil && !validMode(w.mode) {
 			d.err = fmt.Errorf("%w: resource %q: waiter mode %d", ErrCorrupt, r.name, w.mode)
@@ -282,4 +273,29 @@ func appendBool(buf []byte, b bool) []byte {
 		return append(buf, 1)
 	}
 	return append(buf, 0)
+}
+
+func appendAttempts(buf []byte, as []attempt) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(as)))
+	for _, a := range as {
+		buf = append(buf, a.id[:]...)
+		buf = appendString(buf, a.host)
+		buf = binary.AppendUvarint(buf, a.incarnation)
+		buf = binary.AppendVarint(buf, a.deadline)
+	}
+	return buf
+}
+
+func (d *decoder) attempts() []attempt {
+	n := d.count(19)
+	as := make([]attempt, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		var a attempt
+		d.bytes(a.id[:])
+		a.host = d.string()
+		a.incarnation = d.uvarint()
+		a.deadline = d.varint()
+		as = append(as, a)
+	}
+	return as
 }

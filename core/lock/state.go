@@ -180,7 +180,7 @@ func (s *State) replay(index uint64, d dedupeEntry, cmd *Command) Result {
 			return Result{Granted: true, Lease: s.leaseOf(h)}
 		}
 		if i := r.findWaiter(d.lease.ID); i >= 0 {
-			s.join(index, r, &r.more.queue[i], cmd)
+			s.join(index, r, i, cmd)
 			return Result{Queued: true, Position: i + 1, Lease: Lease{ID: d.lease.ID, ClientID: d.lease.ClientID, Mode: d.lease.Mode}}
 		}
 	}
@@ -190,22 +190,48 @@ func (s *State) replay(index uint64, d dedupeEntry, cmd *Command) Result {
 	return s.settledResult(d.lease.ID)
 }
 
-// join makes a retry's wait count for the queued request it repeats: the
-// request stays queued until the later of the two deadlines, and the
-// attempt with that deadline becomes the one whose cancel removes it (see
-// cancel), so neither attempt cuts the other's wait short.
-func (s *State) join(index uint64, r *resource, w *waiter, cmd *Command) {
-	w.joined = true
-	deadline := s.clock.now + cmd.WaitMs*int64(time.Millisecond)
-	if cmd.WaitMs == 0 || deadline <= w.deadline {
-		return
+// join adds a retry that waits (same request id) to the queued request it
+// repeats: the request stays queued until the last of its attempts gives
+// up, so a retry with a shorter wait never cuts the original's short.
+func (s *State) join(index uint64, r *resource, i int, cmd *Command) {
+	w := &r.more.queue[i]
+	if cmd.WaitMs == 0 || w.hasAttempt(cmd.LeaseID) {
+		return // a try-lock retry does not wait; a duplicate proposal joined already
 	}
-	if s.queuedByHost[w.host]--; s.queuedByHost[w.host] == 0 {
-		delete(s.queuedByHost, w.host)
+	a := attempt{id: cmd.LeaseID, host: cmd.Host, incarnation: cmd.Incarnation,
+		deadline: s.clock.now + cmd.WaitMs*int64(time.Millisecond)}
+	w.attempts = append(w.attempts, a)
+	s.queuedByHost[a.host]++
+	if a.deadline > w.deadline {
+		w.deadline = a.deadline
+		s.emit(index, EventJoin, r.name, Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode, ExpiresAt: a.deadline}, false)
 	}
-	w.deadline, w.owner, w.host, w.incarnation = deadline, cmd.LeaseID, cmd.Host, cmd.Incarnation
-	s.queuedByHost[w.host]++
-	s.emit(index, EventJoin, r.name, Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode, ExpiresAt: deadline}, false)
+}
+
+// dropAttempts removes the attempts of waiter i for which gone says so and
+// keeps the waiter's deadline the latest of those left. It reports whether
+// any is left; a waiter with none must leave the queue.
+func (s *State) dropAttempts(r *resource, i int, gone func(attempt) bool) bool {
+	w := &r.more.queue[i]
+	kept := w.attempts[:0]
+	w.deadline = 0
+	for _, a := range w.attempts {
+		if gone(a) {
+			s.unrefHost(a.host)
+			continue
+		}
+		kept = append(kept, a)
+		w.deadline = max(w.deadline, a.deadline)
+	}
+	clear(w.attempts[len(kept):])
+	w.attempts = kept
+	return len(kept) > 0
+}
+
+func (s *State) unrefHost(host string) {
+	if s.queuedByHost[host]--; s.queuedByHost[host] == 0 {
+		delete(s.queuedByHost, host)
+	}
 }
 
 func (s *State) acquire(index uint64, cmd *Command) Result {
@@ -248,15 +274,14 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 	if len(r.queue()) >= s.cfg.MaxWaitersPerQueue {
 		return Result{Code: QueueFull}
 	}
+	deadline := s.clock.now + cmd.WaitMs*int64(time.Millisecond)
 	w := waiter{
-		id:          cmd.LeaseID,
-		owner:       cmd.LeaseID,
-		deadline:    s.clock.now + cmd.WaitMs*int64(time.Millisecond),
-		ttlMs:       uint32(cmd.TTLMs),
-		client:      s.clients.ref(cmd.ClientID),
-		mode:        cmd.Mode,
-		host:        cmd.Host,
-		incarnation: cmd.Incarnation,
+		id:       cmd.LeaseID,
+		deadline: deadline,
+		ttlMs:    uint32(cmd.TTLMs),
+		client:   s.clients.ref(cmd.ClientID),
+		mode:     cmd.Mode,
+		attempts: []attempt{{id: cmd.LeaseID, host: cmd.Host, incarnation: cmd.Incarnation, deadline: deadline}},
 	}
 	s.pushWaiter(r, w)
 	s.emit(index, EventEnqueue, r.name, Lease{ID: w.id, ClientID: cmd.ClientID, Mode: w.mode, ExpiresAt: w.deadline}, false)
@@ -275,14 +300,14 @@ func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode M
 		clientMode: makeClientMode(slot, mode),
 	}
 	if from != nil {
-		s.unclaimed[id] = claim{owner: from.owner, shared: from.joined}
+		s.unclaimed[id] = claim{attempts: from.attempts}
 	}
 	r.addHolder(h)
 	s.leases++
 	lease := s.leaseOf(&h)
 	ev := Event{Kind: EventGrant, Lease: lease}
 	if from != nil {
-		ev.Queued, ev.Host, ev.Incarnation, ev.Owner = true, from.host, from.incarnation, from.owner
+		ev.Queued, ev.Hosts = true, attemptHosts(from.attempts)
 	}
 	s.emitEvent(index, r.name, ev)
 	return lease
@@ -331,8 +356,8 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 		return s.settledResult(cmd.LeaseID)
 	}
 	if i := r.findWaiter(cmd.LeaseID); i >= 0 {
-		if owner := r.queue()[i].owner; !cmd.Owner.IsZero() && owner != cmd.Owner {
-			// A retry of the same request waits longer; it will cancel.
+		if !cmd.Owner.IsZero() && s.dropAttempts(r, i, func(a attempt) bool { return a.id == cmd.Owner }) {
+			// Another attempt of the same request still waits.
 			return Result{Queued: true, Position: i + 1, Lease: Lease{ID: cmd.LeaseID}}
 		}
 		s.dropWaiter(index, r, i)
@@ -342,9 +367,9 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 	}
 	if i := r.findHolder(cmd.LeaseID); i >= 0 {
 		if cmd.CallerGone {
-			// Nobody here can be told: release it as this attempt's orphan,
-			// unless someone else may have it.
-			if res := s.orphan(index, cmd); res.Code == OK {
+			// Nobody here can be told: this attempt gives the grant up, and
+			// it is released once no attempt of the request is left.
+			if res := s.orphan(index, &Command{Resource: cmd.Resource, LeaseID: cmd.LeaseID, Owner: cmd.Owner}); res.Code == OK {
 				return Result{}
 			}
 			return Result{Granted: true, Lease: s.leaseOf(r.holderAt(i))}
@@ -355,13 +380,21 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 	return s.settledResult(cmd.LeaseID)
 }
 
-// claim is how a grant nobody has claimed yet came about.
+// claim is a grant nobody has claimed yet: the attempts that waited for
+// it when it was made, any of which may yet tell its caller.
 type claim struct {
-	// owner is the attempt that owned the request when it was granted.
-	owner LeaseID
-	// shared: a retry joined the request, so an attempt other than the
-	// owner may have been told of the grant; it is never an orphan then.
-	shared bool
+	attempts []attempt
+}
+
+// attemptHosts lists the node processes holding attempts, each once.
+func attemptHosts(as []attempt) []string {
+	var hosts []string
+	for _, a := range as {
+		if !slices.Contains(hosts, a.host) {
+			hosts = append(hosts, a.host)
+		}
+	}
+	return hosts
 }
 
 // settledResult answers for a queued request that is no longer queued or
@@ -383,10 +416,11 @@ func (s *State) hello(index uint64, cmd *Command) Result {
 	if s.queuedByHost[cmd.Host] == 0 {
 		return Result{}
 	}
+	earlier := func(a attempt) bool { return a.host == cmd.Host && a.incarnation != cmd.Incarnation }
 	var touched []*resource
 	for r := range s.resources.all() {
 		for _, w := range r.queue() {
-			if w.host == cmd.Host && w.incarnation != cmd.Incarnation {
+			if slices.ContainsFunc(w.attempts, earlier) {
 				touched = append(touched, r)
 				break
 			}
@@ -397,7 +431,7 @@ func (s *State) hello(index uint64, cmd *Command) Result {
 	slices.SortFunc(touched, func(a, b *resource) int { return strings.Compare(a.name, b.name) })
 	for _, r := range touched {
 		for i := len(r.queue()) - 1; i >= 0; i-- {
-			if w := r.queue()[i]; w.host == cmd.Host && w.incarnation != cmd.Incarnation {
+			if !s.dropAttempts(r, i, earlier) {
 				s.dropWaiter(index, r, i)
 			}
 		}
@@ -407,11 +441,13 @@ func (s *State) hello(index uint64, cmd *Command) Result {
 	return Result{}
 }
 
-// orphan releases a grant made to a queued request whose node could not
-// deliver it, unless the client has claimed it (renewed it, or retried and
-// was answered with it): a claimed lease is the client's to release. With
-// an Owner, only that attempt's orphan counts: a retry that joined the wait
-// (and was told of the grant on its own node) owns the grant instead.
+// orphan says attempts of a queued request cannot deliver its grant: the
+// attempt Owner (its caller left), or with Host every attempt held by an
+// earlier process of that node than Incarnation (it died before storing
+// the grant). Once no attempt is left the grant is released, unless the
+// client claimed it meanwhile (renewed it, or a retry was answered with
+// it): a claimed lease is the client's to release. NotHolder answers
+// every orphan that released nothing.
 func (s *State) orphan(index uint64, cmd *Command) Result {
 	r := s.resources.find(cmd.Resource)
 	if r == nil {
@@ -419,7 +455,16 @@ func (s *State) orphan(index uint64, cmd *Command) Result {
 	}
 	i := r.findHolder(cmd.LeaseID)
 	c, unclaimed := s.unclaimed[cmd.LeaseID]
-	if i < 0 || !unclaimed || c.shared || (!cmd.Owner.IsZero() && cmd.Owner != c.owner) {
+	if i < 0 || !unclaimed {
+		return Result{Code: NotHolder}
+	}
+	gone := func(a attempt) bool {
+		return (cmd.Host == "" && cmd.Owner.IsZero()) || (!cmd.Owner.IsZero() && a.id == cmd.Owner) ||
+			(cmd.Host != "" && a.host == cmd.Host && a.incarnation != cmd.Incarnation)
+	}
+	c.attempts = slices.DeleteFunc(slices.Clone(c.attempts), gone)
+	if len(c.attempts) > 0 {
+		s.unclaimed[cmd.LeaseID] = c
 		return Result{Code: NotHolder}
 	}
 	lease := s.dropHolder(r, i)
@@ -444,7 +489,9 @@ func (s *State) dropHolder(r *resource, i int) Lease {
 func (s *State) pushWaiter(r *resource, w waiter) {
 	r.extra().queue = append(r.extra().queue, w)
 	s.waiters++
-	s.queuedByHost[w.host]++
+	for _, a := range w.attempts {
+		s.queuedByHost[a.host]++
+	}
 }
 
 // takeWaiter removes waiter i from r's queue and returns it; the caller
@@ -453,8 +500,8 @@ func (s *State) takeWaiter(r *resource, i int) waiter {
 	w := r.queue()[i]
 	r.removeWaiter(i)
 	s.waiters--
-	if s.queuedByHost[w.host]--; s.queuedByHost[w.host] == 0 {
-		delete(s.queuedByHost, w.host)
+	for _, a := range w.attempts {
+		s.unrefHost(a.host)
 	}
 	return w
 }
@@ -466,7 +513,7 @@ func (s *State) dropWaiter(index uint64, r *resource, i int) {
 	w := s.takeWaiter(r, i)
 	lease := Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode}
 	s.clients.unref(w.client)
-	s.emitEvent(index, r.name, Event{Kind: EventCancel, Lease: lease, Host: w.host, Incarnation: w.incarnation})
+	s.emitEvent(index, r.name, Event{Kind: EventCancel, Lease: lease})
 	s.settled.put(string(w.id[:]), s.clock.now, dedupeEntry{resource: r.name, lease: lease})
 }
 
@@ -476,8 +523,10 @@ func (s *State) dropWaiter(index uint64, r *resource, i int) {
 // on the leader's suspect list, so a grant could not be delivered.
 func (s *State) promote(index uint64, r *resource) {
 	for len(r.queue()) > 0 {
+		suspected := func(a attempt) bool { return slices.Contains(s.suspects, a.host) }
+		left := len(s.suspects) == 0 || s.dropAttempts(r, 0, suspected)
 		w := &r.queue()[0]
-		if w.deadline <= s.clock.now || slices.Contains(s.suspects, w.host) {
+		if !left || w.deadline <= s.clock.now {
 			s.dropWaiter(index, r, 0)
 			continue
 		}

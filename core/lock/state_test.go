@@ -437,21 +437,23 @@ func TestApply(t *testing.T) {
 			{at: 1, cmd: from(as(acq("r", 'b', X, 1000, 500), "w1", "q"), "n2", 1), want: "queued b pos=1", events: []string{"enqueue r b"}},
 			{at: 2, cmd: from(acq("r", 'c', X, 1000, 500), "n3", 1), want: "queued c pos=2", events: []string{"enqueue r c"}},
 			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@1010"}},
-			{at: 11, cmd: orphan("r", 'b'), want: "released b#2@1010", events: []string{"release r b#2@1010", "grant* r c#3@1011"}},
-			// A retry that is answered with the grant claims it: no orphan release then.
+			{at: 11, cmd: from(orphan("r", 'b'), "n2", 2), want: "released b#2@1010", events: []string{"release r b#2@1010", "grant* r c#3@1011"}},
+			// n2's restarted process gives up its earlier process's attempts: b's grant
+			// is released. d's is claimed first (a renew): no orphan release then.
 			{at: 12, cmd: from(acq("r", 'd', X, 1000, 500), "n2", 1), want: "queued d pos=1", events: []string{"enqueue r d"}},
 			{at: 13, cmd: rel("r", 'c'), want: "released c#3@1011", events: []string{"release r c#3@1011", "grant* r d#4@1013"}},
 			{at: 14, cmd: renew("r", 'd', 0), want: "renewed d#4@1014", events: []string{"renew r d#4@1014"}},
-			{at: 15, cmd: orphan("r", 'd'), want: "not_holder"},
-			{at: 16, cmd: orphan("r", 'z'), want: "not_holder"},
+			{at: 15, cmd: from(orphan("r", 'd'), "n2", 2), want: "not_holder"},
+			{at: 16, cmd: from(orphan("r", 'z'), "n2", 2), want: "not_holder"},
 		}},
-		{name: "a grant a retry joined is never an orphan: the retry may have been told", steps: []step{
+		{name: "a grant is an orphan only once every attempt that waited for it gave it up", steps: []step{
 			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
 			{at: 1, cmd: as(acq("r", 'b', X, 1000, 100), "w1", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},
 			{at: 2, cmd: as(acq("r", 'c', X, 1000, 50), "w1", "q"), want: "queued b pos=1"},
 			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@1010"}},
 			{at: 11, cmd: owned(orphan("r", 'b'), 'b'), want: "not_holder"},
-			{at: 12, cmd: orphan("r", 'b'), want: "not_holder"},
+			{at: 12, cmd: owned(orphan("r", 'b'), 'b'), want: "not_holder"},
+			{at: 13, cmd: owned(orphan("r", 'b'), 'c'), want: "released b#2@1010", events: []string{"release r b#2@1010", "freed r"}},
 		}},
 		{name: "a cancel whose caller left releases the grant it finds; one whose caller stays claims it", steps: []step{
 			{at: 0, cmd: acq("r", 'a', X, 100, 0), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
@@ -470,7 +472,7 @@ func TestApply(t *testing.T) {
 			{at: 1, cmd: as(acq("r", 'b', X, 1000, 500), "w1", "q"), want: "queued b pos=1", events: []string{"enqueue r b"}},
 			{at: 10, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r b#2@1010"}},
 			{at: 11, cmd: as(acq("r", 'c', X, 1000, 400), "w1", "q"), want: "granted b#2@1010"},
-			{at: 12, cmd: orphan("r", 'b'), want: "not_holder"},
+			{at: 12, cmd: from(orphan("r", 'b'), "n2", 2), want: "not_holder"},
 		}},
 		{name: "dedupe keeps client and request ids apart", steps: []step{
 			{at: 0, cmd: as(acq("r1", 'a', X, 100, 0), "a\x00b", "c"), want: "granted a#1@100", events: []string{"grant r1 a#1@100"}},

@@ -281,10 +281,7 @@ type Event struct {
 	Lease    Lease
 	// Queued marks a grant made to a queued waiter (not the command itself).
 	Queued bool
-	// Host and Incarnation name the node process that held the waiter's
-	// request, on queued grants and cancels; Owner, on queued grants, is
-	// the attempt that owned the request (see Command.Owner).
-	Host        string
-	Incarnation uint64
-	Owner       LeaseID
+	// Hosts, on queued grants, are the node processes whose attempts
+	// waited for the request (see Command.Owner).
+	Hosts []string
 }

@@ -52,6 +52,9 @@ func (c Config) Check(cmd *Command) error {
 		if cmd.LeaseID.IsZero() {
 			return fmt.Errorf("%w: lease_id is required", ErrInvalid)
 		}
+		if cmd.Op == OpOrphan && cmd.Owner.IsZero() && cmd.Host == "" {
+			return fmt.Errorf("%w: an orphan names the attempt (owner) or the host giving it up", ErrInvalid)
+		}
 	case OpHello:
 		if cmd.Host == "" || cmd.Incarnation == 0 {
 			return fmt.Errorf("%w: hello needs a host and an incarnation", ErrInvalid)

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/lockstep/lockstep/core/lock"
@@ -19,10 +20,12 @@ import (
 //   - the leader stamps each entry with the members it has not reached for
 //     Config.UnreachableAfter, and a queued request held by one of them is
 //     cancelled instead of granted;
-//   - a restarted process that applies a grant made to an earlier process
-//     of its node, in an entry that process never stored (so never applied
-//     nor delivered), proposes OpOrphan, which releases the grant unless
-//     the client claimed it meanwhile (by retrying or renewing).
+//   - a restarted process that applies a grant made to a request its node
+//     held, in an entry its earlier process never stored (so never applied
+//     nor delivered), proposes OpOrphan for its earlier process's attempts;
+//     the grant is released once no attempt of the request is left (a
+//     retry elsewhere may still tell its caller) and unless the client
+//     claimed it meanwhile (by retrying or renewing).
 //
 // What remains: a grant made in the UnreachableAfter window after a node
 // died, to a request it held, lasts its TTL unless that node restarts with
@@ -73,8 +76,7 @@ func (n *Node) noticeOrphans(index uint64, events []lock.Event) {
 		return
 	}
 	for _, ev := range events {
-		if ev.Kind != lock.EventGrant || !ev.Queued || ev.Host != n.cfg.ID ||
-			ev.Incarnation == n.incarnation || index <= n.storedAtStart {
+		if ev.Kind != lock.EventGrant || !ev.Queued || !slices.Contains(ev.Hosts, n.cfg.ID) || index <= n.storedAtStart {
 			continue
 		}
 		select {
@@ -94,7 +96,8 @@ func (n *Node) releaseOrphans() {
 			return
 		case ev := <-n.orphans:
 			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ProposeTimeout)
-			_, err := n.propose(ctx, lock.Command{Op: lock.OpOrphan, Resource: ev.Resource, LeaseID: ev.Lease.ID})
+			_, err := n.propose(ctx, lock.Command{Op: lock.OpOrphan, Resource: ev.Resource, LeaseID: ev.Lease.ID,
+				Host: n.cfg.ID, Incarnation: n.incarnation})
 			cancel()
 			n.cfg.Logger.Info("orphaned grant released", "resource", ev.Resource, "lease_id", ev.Lease.ID, "err", err)
 		}
