@@ -54,7 +54,7 @@ func cleanHistory() *History {
 		Grants: grants,
 		Trace: []TraceEvent{
 			{Index: 1, LogTime: sec, Kind: KindGrant, Resource: "r", LeaseID: "L1", Client: "a", Mode: models.Exclusive, Token: 1, ExpiresAt: 11 * sec},
-			{Index: 2, LogTime: 2 * sec, Kind: KindEnqueue, Resource: "r", Client: "b", Mode: models.Exclusive},
+			{Index: 2, LogTime: 2 * sec, Kind: KindEnqueue, Resource: "r", LeaseID: "L2", Client: "b", Mode: models.Exclusive},
 			{Index: 3, LogTime: 3 * sec, Kind: KindRelease, Resource: "r", LeaseID: "L1", Client: "a"},
 			{Index: 3, LogTime: 3 * sec, Kind: KindGrant, Resource: "r", LeaseID: "L2", Client: "b", Mode: models.Exclusive, Token: 2, ExpiresAt: 13 * sec},
 			{Index: 4, LogTime: 5 * sec, Kind: KindRelease, Resource: "r", LeaseID: "L2", Client: "b"},
@@ -138,13 +138,17 @@ func TestCheckCatches(t *testing.T) {
 		{"token reused", func(h *History, o *Options) { h.Trace[3].Token = 1 }, CheckFencing},
 		{"token decreased", func(h *History, o *Options) {
 			h.Trace = append(h.Trace, TraceEvent{Index: 5, LogTime: 6 * sec, Kind: KindGrant, Resource: "r", LeaseID: "L3", Client: "c", Token: 0, ExpiresAt: 7 * sec})
+			h.Ops = append(h.Ops, Op{ClientID: 3,
+				Input:  models.LockInput{Op: models.Acquire, Resource: "r", ClientID: "c", Mode: models.Exclusive, TTL: sec},
+				Output: models.LockOutput{Unknown: true}, Call: 5900 * ms, Return: math.MaxInt64})
 		}, CheckFencing},
 		{"overlapping exclusive holders", func(h *History, o *Options) {
 			h.Trace = slices.Delete(h.Trace, 2, 3) // L1 never released: lives until 11s
 		}, CheckFencing},
 		{"log time backwards", func(h *History, o *Options) { h.Trace[4].LogTime = 2500 * ms }, CheckFencing},
 		{"waiter overtaken", func(h *History, o *Options) {
-			h.Trace = slices.Insert(h.Trace, 1, TraceEvent{Index: 2, LogTime: 2 * sec, Kind: KindEnqueue, Resource: "r", Client: "early", Mode: models.Exclusive})
+			h.Trace = slices.Insert(h.Trace, 1, TraceEvent{Index: 2, LogTime: 2 * sec, Kind: KindEnqueue, Resource: "r", LeaseID: "LE", Client: "early", Mode: models.Exclusive})
+			h.Trace = slices.Insert(h.Trace, 5, TraceEvent{Index: 4, LogTime: 5 * sec, Kind: KindCancel, Resource: "r", LeaseID: "LE", Client: "early"})
 		}, CheckFIFO},
 		{"waiter waits too long", func(h *History, o *Options) { o.GrantBound = 100 * time.Millisecond }, CheckLiveness},
 		{"lease never freed", func(h *History, o *Options) {

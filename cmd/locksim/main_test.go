@@ -35,14 +35,14 @@ func repoRoot(t *testing.T) string {
 // fails this check.
 func TestDefaultRunDirIsIgnored(t *testing.T) {
 	root := repoRoot(t)
-	o, err := parseFlags([]string{"-scenario", "leaderCrash", "-seed", "1", "-bug", "local-renew"})
+	o, err := parseFlags([]string{"-scenario", "leaderCrash", "-seed", "1"})
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
 	if filepath.IsAbs(o.results) {
 		t.Fatalf("default results dir %q is absolute; want one relative to the repository root", o.results)
 	}
-	dir := filepath.Join(root, scenarios.RunDir(o.results, "leaderCrash", 1, node.Bug("local-renew")))
+	dir := filepath.Join(root, scenarios.RunDir(o.results, "leaderCrash", 1, ""))
 	for _, f := range []string{"verdict.json", "params.json", "history.html"} {
 		cmd := exec.Command("git", "-C", root, "check-ignore", "-q", filepath.Join(dir, f))
 		if err := cmd.Run(); err != nil {
