@@ -111,11 +111,11 @@ const (
 
 func (c *Cluster) memStores(id string) node.Stores {
 	s := node.NewMemStores()
-	s.Log = node.WithFailpoints(c.failpoint(id), s.Log)
+	s.Log = sim.WithFailpoints(c.failpoint(id), s.Log)
 	return s
 }
 
-func (c *Cluster) failpoint(id string) string { return node.FailpointStoreLogs(c.run + "/" + id) }
+func (c *Cluster) failpoint(id string) string { return sim.FailpointStoreLogs(c.run + "/" + id) }
 
 func (c *Cluster) start(m *member, bootstrap bool) error {
 	c.rec.restarted(m.id)

@@ -188,7 +188,7 @@ func parseMember(args []string) (lockd.Options, error) {
 	return lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
-		LogStore: node.LogStoreKind(a.logStore),
+		LogStore: lockd.LogStoreKind(a.logStore),
 	}, nil
 }
 
@@ -275,7 +275,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 		m, err := lockd.Start(lockd.Options{
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
 			Peers: peers, Bootstrap: true, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
-			RaftLogs: raftLogs(c.raftLog), LogStore: node.LogStoreKind(c.logStore),
+			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore),
 		})
 		if err != nil {
 			return err

@@ -15,7 +15,7 @@ import (
 
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/lockd"
 )
 
 // BenchmarkReplicatedCycle measures acquire+release cycles through Raft on
@@ -23,7 +23,7 @@ import (
 // directly — the consensus and disk cost without HTTP/JSON. One op is one
 // cycle; 16 concurrent callers on distinct keys.
 func BenchmarkReplicatedCycle(b *testing.B) {
-	for _, store := range []node.LogStoreKind{node.LogStoreWAL, node.LogStoreBolt} {
+	for _, store := range []lockd.LogStoreKind{lockd.LogStoreWAL, lockd.LogStoreBolt} {
 		b.Run(string(store), func(b *testing.B) {
 			c := startClusterTB(b, store)
 			n := c.members[c.leader()].Node
@@ -44,7 +44,7 @@ func BenchmarkReplicatedCycle(b *testing.B) {
 // the leader (handler, JSON, forwarding-free path), 16 concurrent clients on
 // distinct keys.
 func BenchmarkHTTPCycle(b *testing.B) {
-	c := startClusterTB(b, node.LogStoreWAL)
+	c := startClusterTB(b, lockd.LogStoreWAL)
 	url := c.url(c.leader())
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchCallers}}
 	runCycles(b, func(key string) error {

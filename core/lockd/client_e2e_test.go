@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/client"
-	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/lockd"
 )
 
 // TestClientAgainstRealCluster: goal — the Go client works against real
@@ -17,7 +17,7 @@ import (
 // waiter with a larger token. Method: three members on loopback TCP, the
 // client configured with all endpoints, the leader stopped mid-lease.
 func TestClientAgainstRealCluster(t *testing.T) {
-	c := startCluster(t, node.LogStoreWAL)
+	c := startCluster(t, lockd.LogStoreWAL)
 	lead := c.leader()
 	var endpoints []string
 	for i := range c.peers {

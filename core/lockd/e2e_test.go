@@ -19,10 +19,10 @@ import (
 	"github.com/lockstep/lockstep/core/node"
 )
 
-// cluster is three real members on loopback TCP with bolt stores.
+// cluster is three real members on loopback TCP with durable stores.
 type cluster struct {
 	t       testing.TB
-	store   node.LogStoreKind
+	store   lockd.LogStoreKind
 	peers   []node.Peer
 	dirs    []string
 	members []*lockd.Member
@@ -38,11 +38,11 @@ func freeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-func startCluster(t *testing.T, store node.LogStoreKind) *cluster {
+func startCluster(t *testing.T, store lockd.LogStoreKind) *cluster {
 	return startClusterTB(t, store)
 }
 
-func startClusterTB(t testing.TB, store node.LogStoreKind) *cluster {
+func startClusterTB(t testing.TB, store lockd.LogStoreKind) *cluster {
 	t.Helper()
 	c := &cluster{t: t, store: store, members: make([]*lockd.Member, 3)}
 	base := t.TempDir()
@@ -142,12 +142,12 @@ func status(t *testing.T, url, resource string) api.StatusResponse {
 // granted in order with rising tokens; finally restart the old leader from
 // its data dir and check it converges to the same state.
 func TestLeaderCrashKeepsLocksTokensAndQueue(t *testing.T) {
-	for _, store := range []node.LogStoreKind{node.LogStoreWAL, node.LogStoreBolt} {
+	for _, store := range []lockd.LogStoreKind{lockd.LogStoreWAL, lockd.LogStoreBolt} {
 		t.Run(string(store), func(t *testing.T) { leaderCrash(t, store) })
 	}
 }
 
-func leaderCrash(t *testing.T, store node.LogStoreKind) {
+func leaderCrash(t *testing.T, store lockd.LogStoreKind) {
 	c := startCluster(t, store)
 	lead := c.leader()
 	follower := (lead + 1) % 3
@@ -218,12 +218,12 @@ func leaderCrash(t *testing.T, store node.LogStoreKind) {
 // restart. Method: grant a lock, stop all three members, start them again from
 // their data dirs with the same command line, and read the same holder back.
 func TestRestartedClusterRecoversState(t *testing.T) {
-	for _, store := range []node.LogStoreKind{node.LogStoreWAL, node.LogStoreBolt} {
+	for _, store := range []lockd.LogStoreKind{lockd.LogStoreWAL, lockd.LogStoreBolt} {
 		t.Run(string(store), func(t *testing.T) { restartedCluster(t, store) })
 	}
 }
 
-func restartedCluster(t *testing.T, store node.LogStoreKind) {
+func restartedCluster(t *testing.T, store lockd.LogStoreKind) {
 	c := startCluster(t, store)
 	c.leader()
 	held, code := post[api.AcquireResponse](t, c.url(0)+api.PathAcquire,

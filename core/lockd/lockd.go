@@ -1,5 +1,5 @@
 // Package lockd assembles a runnable lockstep member on real TCP: Raft
-// transport, bolt stores, node and HTTP API. cmd/lockd, the end-to-end tests
+// transport, durable stores (the WAL or raft-boltdb), node and HTTP API. cmd/lockd, the end-to-end tests
 // and the benchmarks start members through it.
 package lockd
 
@@ -25,7 +25,7 @@ type Options struct {
 	HTTPAddr string
 	DataDir  string
 	// LogStore picks the Raft log implementation (default wal).
-	LogStore  node.LogStoreKind
+	LogStore  LogStoreKind
 	Peers     []node.Peer
 	Bootstrap bool
 	Lock      lock.Config
@@ -52,7 +52,7 @@ func Start(opts Options) (*Member, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	stores, err := node.OpenDiskStores(opts.DataDir, opts.LogStore, opts.RaftLogs)
+	stores, err := OpenDiskStores(opts.DataDir, opts.LogStore, opts.RaftLogs)
 	if err != nil {
 		return nil, err
 	}

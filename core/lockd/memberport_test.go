@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/lockd"
 	"github.com/lockstep/lockstep/core/mux"
 	"github.com/lockstep/lockstep/core/node"
 )
@@ -22,7 +23,7 @@ import (
 // to /internal/propose on the public port (404 JSON), then to the member
 // port through the forward route (400 JSON invalid_argument for garbage).
 func TestMemberTrafficStaysOffThePublicPort(t *testing.T) {
-	c := startCluster(t, node.LogStoreWAL)
+	c := startCluster(t, lockd.LogStoreWAL)
 	lead := c.leader()
 	p := c.peers[lead]
 

@@ -3,8 +3,9 @@
 // forwards them to the leader from any member, applies committed entries,
 // wakes blocked waiters, and proposes expirations when leases fall due.
 //
-// The same Node runs on real TCP with bolt stores (cmd/lockd) or on the
-// simulated network with in-memory stores (sim/), chosen by Config.
+// The same Node runs on real TCP with durable stores (core/lockd, for
+// cmd/lockd) or on the simulated network with in-memory stores (sim/),
+// chosen by Config.
 package node
 
 import (
@@ -14,6 +15,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/lockstep/lockstep/core/lock"
@@ -177,4 +179,9 @@ func (c *Config) raftConfig() *raft.Config {
 	rc.MaxAppendEntries = 512
 	rc.Logger = newHCLogger(c.ID, c.RaftLogs)
 	return rc
+}
+
+// newHCLogger adapts raft's logging to w, warnings and worse only.
+func newHCLogger(id string, w io.Writer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "raft-" + id, Output: w, Level: hclog.Warn})
 }

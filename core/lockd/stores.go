@@ -1,4 +1,4 @@
-package node
+package lockd
 
 import (
 	"fmt"
@@ -7,13 +7,17 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"github.com/lockstep/lockstep/core/wal"
 	"go.etcd.io/bbolt"
+
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/wal"
 )
+
+// Durable stores live here, in the process assembly, and not in core/node:
+// the simulator links core/node, and must not link bbolt or the WAL.
 
 // LogStoreKind selects the durable Raft log implementation.
 type LogStoreKind string
@@ -28,61 +32,50 @@ const (
 // OpenDiskStores opens the durable stores in dir with the chosen log store
 // and a file snapshot store keeping two snapshots. Both log stores fsync
 // every write batch before Raft acknowledges it.
-func OpenDiskStores(dir string, kind LogStoreKind, logs io.Writer) (Stores, error) {
+func OpenDiskStores(dir string, kind LogStoreKind, logs io.Writer) (node.Stores, error) {
 	switch kind {
 	case LogStoreBolt:
 		return openBoltStores(dir, logs)
 	case LogStoreWAL, "":
 		return openWALStores(dir, logs)
 	default:
-		return Stores{}, fmt.Errorf("%w: unknown log store %q (want wal or bolt)", ErrConfig, kind)
+		return node.Stores{}, fmt.Errorf("%w: unknown log store %q (want wal or bolt)", node.ErrConfig, kind)
 	}
 }
 
-func openWALStores(dir string, logs io.Writer) (Stores, error) {
+func openWALStores(dir string, logs io.Writer) (node.Stores, error) {
 	st, err := wal.Open(filepath.Join(dir, "wal"), wal.Options{})
 	if err != nil {
-		return Stores{}, fmt.Errorf("open raft log: %w", err)
+		return node.Stores{}, fmt.Errorf("open raft log: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStore(dir, 2, logs)
 	if err != nil {
 		_ = st.Close()
-		return Stores{}, fmt.Errorf("open snapshots: %w", err)
+		return node.Stores{}, fmt.Errorf("open snapshots: %w", err)
 	}
-	return Stores{Log: st, Stable: st, Snapshot: snaps, Close: st.Close}, nil
+	return node.Stores{Log: st, Stable: st, Snapshot: snaps, Close: st.Close}, nil
 }
 
-func openBoltStores(dir string, logs io.Writer) (Stores, error) {
+func openBoltStores(dir string, logs io.Writer) (node.Stores, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return Stores{}, fmt.Errorf("create data dir: %w", err)
+		return node.Stores{}, fmt.Errorf("create data dir: %w", err)
 	}
 	bolt, err := raftboltdb.New(raftboltdb.Options{
 		Path:        filepath.Join(dir, "raft.db"),
 		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true},
 	})
 	if err != nil {
-		return Stores{}, fmt.Errorf("open raft log: %w", err)
+		return node.Stores{}, fmt.Errorf("open raft log: %w", err)
 	}
 	cache, err := raft.NewLogCache(1024, bolt)
 	if err != nil {
 		_ = bolt.Close()
-		return Stores{}, fmt.Errorf("log cache: %w", err)
+		return node.Stores{}, fmt.Errorf("log cache: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStore(dir, 2, logs)
 	if err != nil {
 		_ = bolt.Close()
-		return Stores{}, fmt.Errorf("open snapshots: %w", err)
+		return node.Stores{}, fmt.Errorf("open snapshots: %w", err)
 	}
-	return Stores{Log: cache, Stable: bolt, Snapshot: snaps, Close: bolt.Close}, nil
-}
-
-// NewMemStores returns volatile stores (tests and the simulator, which keep
-// the value to model a disk that survives a crash).
-func NewMemStores() Stores {
-	mem := raft.NewInmemStore()
-	return Stores{Log: mem, Stable: mem, Snapshot: raft.NewInmemSnapshotStore()}
-}
-
-func newHCLogger(id string, w io.Writer) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "raft-" + id, Output: w, Level: hclog.Warn})
+	return node.Stores{Log: cache, Stable: bolt, Snapshot: snaps, Close: bolt.Close}, nil
 }

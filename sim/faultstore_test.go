@@ -1,4 +1,4 @@
-package node_test
+package sim_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/pingcap/failpoint"
 
-	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/sim"
 )
 
 // TestFailpointLogStore: goal — the injected disk faults do what the
@@ -17,8 +17,8 @@ import (
 // disabled is a plain store. Method: write through the wrapper in a bubble.
 func TestFailpointLogStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := node.WithFailpoints(node.FailpointStoreLogs("fp1"), raft.NewInmemStore())
-		name := node.FailpointStoreLogs("fp1")
+		store := sim.WithFailpoints(sim.FailpointStoreLogs("fp1"), raft.NewInmemStore())
+		name := sim.FailpointStoreLogs("fp1")
 		entry := func(i uint64) *raft.Log { return &raft.Log{Index: i, Term: 1, Type: raft.LogCommand} }
 		if err := store.StoreLog(entry(1)); err != nil {
 			t.Fatalf("disabled failpoint: %v", err)
@@ -26,7 +26,7 @@ func TestFailpointLogStore(t *testing.T) {
 		if err := failpoint.Enable(name, "return(true)"); err != nil {
 			t.Fatal(err)
 		}
-		if err := store.StoreLog(entry(2)); !errors.Is(err, node.ErrDiskFault) {
+		if err := store.StoreLog(entry(2)); !errors.Is(err, sim.ErrDiskFault) {
 			t.Fatalf("failing disk: err %v, want ErrDiskFault", err)
 		}
 		if err := failpoint.Enable(name, "return(250)"); err != nil {

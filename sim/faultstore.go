@@ -1,4 +1,8 @@
-package node
+package sim
+
+// Storage faults for simulated nodes: a log store whose writes a nemesis can
+// slow or fail through a failpoint. It lives with the simulator, not with
+// the node, so a production lockd never links the failpoint machinery.
 
 import (
 	"errors"
