@@ -32,11 +32,12 @@ const usageHead = `lockd serves lockstep, a Raft-replicated lock service with an
 
 Usage:
   lockd dev [flags]
-      start a local 3-node cluster in this process, no configuration needed
-      (HTTP on 127.0.0.1:7070-7072, data in a temp dir unless --data-dir)
+      start a local 3-node cluster with 3 lock shards in this process, no
+      configuration needed (HTTP on 127.0.0.1:7070-7072, data in a temp dir
+      unless --data-dir)
   lockd --id ID --raft-addr HOST:PORT --data-dir DIR --peers LIST [flags]
       run one member of a cluster; --peers lists every member as
-      id=raftaddr@httpaddr,... and the same command line restarts it
+      id=raftaddr[@httpaddr],... and the same command line restarts it
   lockd -h | --help | help
       this text
 `
@@ -139,6 +140,7 @@ func (l *limits) check() error {
 
 type memberArgs struct {
 	id, raftAddr, httpAddr, dataDir, peers, logStore string
+	shards                                           int
 	bootstrap, raftLog                               bool
 	limits                                           limits
 }
@@ -149,7 +151,8 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	fs.StringVar(&a.raftAddr, "raft-addr", "", "Raft TCP address to listen on")
 	fs.StringVar(&a.httpAddr, "http-addr", "127.0.0.1:7070", "HTTP API address to listen on")
 	fs.StringVar(&a.dataDir, "data-dir", "", "directory for the Raft log and snapshots")
-	fs.StringVar(&a.peers, "peers", "", "all members: id=raftaddr[@httpaddr],... (httpaddr enables forwarding to that member)")
+	fs.StringVar(&a.peers, "peers", "", "all members: id=raftaddr[@httpaddr],... (members publish their HTTP address; @httpaddr is optional)")
+	fs.IntVar(&a.shards, "shards", 0, "lock shards (Raft groups) to bootstrap the cluster with; kept in the metadata group, so a restart needs no flag (default 1)")
 	fs.BoolVar(&a.bootstrap, "bootstrap", false, "form the cluster from --peers if this member has no state (harmless on restart)")
 	fs.BoolVar(&a.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
 	fs.StringVar(&a.logStore, "log-store", "wal", "Raft log store: wal (one fdatasync per batch) or bolt (raft-boltdb/v2)")
@@ -185,8 +188,11 @@ func parseMember(args []string) (lockd.Options, error) {
 	if err := a.limits.check(); err != nil {
 		return lockd.Options{}, err
 	}
+	if a.shards < 0 || a.shards > maxShards {
+		return lockd.Options{}, fmt.Errorf("--shards must be in 1..%d", maxShards)
+	}
 	return lockd.Options{
-		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps,
+		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
 		LogStore: lockd.LogStoreKind(a.logStore),
 	}, nil
@@ -205,10 +211,13 @@ func runMember(opts lockd.Options, logger *slog.Logger) error {
 	return m.Stop(ctx)
 }
 
+// maxShards bounds --shards (each shard is a Raft group on every member).
+const maxShards = 256
+
 // devConfig is the command line of lockd dev.
 type devConfig struct {
 	dataDir, host, pprofAddr, logStore string
-	httpBase, raftBase                 int
+	httpBase, raftBase, nodes, shards  int
 	raftLog                            bool
 	limits                             limits
 }
@@ -217,8 +226,10 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("lockd dev", flag.ContinueOnError)
 	fs.StringVar(&c.dataDir, "data-dir", "", "keep data here (default: a temp dir removed on exit)")
 	fs.StringVar(&c.host, "host", "127.0.0.1", "loopback address to bind")
-	fs.IntVar(&c.httpBase, "http-port", 7070, "first HTTP port (three consecutive ports)")
-	fs.IntVar(&c.raftBase, "raft-port", 7170, "first Raft port (three consecutive ports)")
+	fs.IntVar(&c.httpBase, "http-port", 7070, "first HTTP port (one per node, consecutive)")
+	fs.IntVar(&c.raftBase, "raft-port", 7170, "first Raft port (one per node, consecutive)")
+	fs.IntVar(&c.nodes, "nodes", 3, "members to start")
+	fs.IntVar(&c.shards, "shards", 3, "lock shards (Raft groups on every member)")
 	fs.BoolVar(&c.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address (profiling)")
 	fs.StringVar(&c.logStore, "log-store", "wal", "Raft log store: wal or bolt (raft-boltdb/v2)")
@@ -234,11 +245,18 @@ func parseDev(args []string) (devConfig, error) {
 	if err := c.limits.check(); err != nil {
 		return devConfig{}, err
 	}
+	if c.nodes < 1 || c.nodes > 9 {
+		return devConfig{}, errors.New("--nodes must be in 1..9")
+	}
+	if c.shards < 1 || c.shards > maxShards {
+		return devConfig{}, fmt.Errorf("--shards must be in 1..%d", maxShards)
+	}
 	return c, nil
 }
 
-// runDev starts three members on loopback with no configuration: HTTP on
-// 7070-7072, Raft on 7170-7172, data in a temp dir unless --data-dir.
+// runDev starts --nodes members (3) with --shards lock shards (3) on
+// loopback with no configuration: HTTP on 7070..., Raft on 7170..., data in
+// a temp dir unless --data-dir.
 func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 	if c.pprofAddr != "" {
 		go func() { logger.Warn("pprof stopped", "err", http.ListenAndServe(c.pprofAddr, nil)) }()
@@ -253,7 +271,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 		dir = tmp
 	}
 	var peers []node.Peer
-	for i := 0; i < 3; i++ {
+	for i := 0; i < c.nodes; i++ {
 		peers = append(peers, node.Peer{
 			ID:       fmt.Sprintf("n%d", i+1),
 			RaftAddr: fmt.Sprintf("%s:%d", c.host, c.raftBase+i),
@@ -266,7 +284,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 		defer cancel()
 		for _, m := range members {
 			if err := m.Stop(ctx); err != nil {
-				logger.Warn("stop member", "node", m.Node.ID(), "err", err)
+				logger.Warn("stop member", "node", m.Host.ID(), "err", err)
 			}
 		}
 	}
@@ -274,7 +292,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 	for _, p := range peers {
 		m, err := lockd.Start(lockd.Options{
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
-			Peers: peers, Bootstrap: true, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
+			Peers: peers, Bootstrap: true, Shards: c.shards, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
 			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore),
 		})
 		if err != nil {
@@ -285,6 +303,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 	for _, p := range peers {
 		fmt.Fprintf(stdout, "lockstep dev node %s: http://%s (raft %s)\n", p.ID, p.HTTPAddr, p.RaftAddr)
 	}
+	fmt.Fprintf(stdout, "%d lock shards (Raft groups) on every node, plus the metadata group\n", c.shards)
 	fmt.Fprintf(stdout, "data in %s; try: curl -s -XPOST http://%s/lock/acquire -d '{\"resource\":\"r1\",\"client_id\":\"me\",\"ttl\":10000}'\n",
 		dir, peers[0].HTTPAddr)
 	waitForSignal()

@@ -144,10 +144,32 @@ const (
 
 // ClusterResponse is the reply of GET /cluster.
 type ClusterResponse struct {
+	// Leader leads the metadata group (the only group of a cluster without
+	// one).
 	Leader string `json:"leader"`
+	// MapVersion is the version of the shard map the answering node routes
+	// by; a router holding an older one refreshes it.
+	MapVersion uint64 `json:"map_version"`
 	// View says whose view the node states are: ViewLeader or ViewLocal.
-	View  string `json:"view"`
-	Nodes []Node `json:"nodes"`
+	// The states are those of shard 1's group.
+	View   string  `json:"view"`
+	Nodes  []Node  `json:"nodes"`
+	Shards []Shard `json:"shards"`
+}
+
+// Shard is one lock shard (Raft group) in a ClusterResponse, as the
+// answering node sees it.
+type Shard struct {
+	ID      int      `json:"id"`
+	Members []string `json:"members"`
+	// Leader is the group's leader id ("" while none is known); LeaderHTTP
+	// its API address, where a router sends the shard's requests.
+	Leader      string `json:"leader"`
+	LeaderHTTP  string `json:"leader_http,omitempty"`
+	Term        uint64 `json:"term"`
+	CommitIndex uint64 `json:"commit_index"`
+	// Resources counts resources with holders or waiters.
+	Resources int `json:"resources"`
 }
 
 // Health is the reply of GET /livez, /readyz and /healthz. A 503 from

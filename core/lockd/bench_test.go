@@ -26,7 +26,7 @@ func BenchmarkReplicatedCycle(b *testing.B) {
 	for _, store := range []lockd.LogStoreKind{lockd.LogStoreWAL, lockd.LogStoreBolt} {
 		b.Run(string(store), func(b *testing.B) {
 			c := startClusterTB(b, store)
-			n := c.members[c.leader()].Node
+			n := c.members[c.leader()].Shard(1)
 			ctx := context.Background()
 			runCycles(b, func(key string) error {
 				res, err := n.Acquire(ctx, lock.Command{Resource: key, ClientID: "c", Mode: lock.Exclusive, TTLMs: 10_000})

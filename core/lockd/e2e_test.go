@@ -91,7 +91,7 @@ func (c *cluster) leader() int {
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		for i, m := range c.members {
-			if m != nil && m.Node.IsLeader() {
+			if m != nil && m.Shard(1).IsLeader() {
 				return i
 			}
 		}
@@ -210,7 +210,7 @@ func leaderCrash(t *testing.T, store lockd.LogStoreKind) {
 
 	c.start(lead)
 	waitFor(t, func() bool {
-		return bytes.Equal(c.members[lead].Node.Snapshot(), c.members[newLead].Node.Snapshot())
+		return bytes.Equal(c.members[lead].Shard(1).Snapshot(), c.members[newLead].Shard(1).Snapshot())
 	})
 }
 

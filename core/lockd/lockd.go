@@ -8,14 +8,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/shard"
 )
 
 // Options describe one member.
@@ -24,6 +31,10 @@ type Options struct {
 	RaftAddr string
 	HTTPAddr string
 	DataDir  string
+	// Shards is the lock shard count to bootstrap the cluster with. Zero
+	// takes the count this member kept from an earlier start, else what
+	// the metadata group holds, else (bootstrapping) one shard.
+	Shards int
 	// LogStore picks the Raft log implementation (default wal).
 	LogStore  LogStoreKind
 	Peers     []node.Peer
@@ -33,63 +44,105 @@ type Options struct {
 	Server   server.Config
 	Logger   *slog.Logger
 	RaftLogs io.Writer
-	// Tuning passes through to node.Config (zero keeps defaults).
+	// Tuning passes through to every lock shard's node.Config (zero keeps
+	// defaults).
 	Tune func(*node.Config)
+	// SpreadInterval is how often the member checks it leads no more than
+	// its share of shards (default 2 s; negative never moves leaders).
+	SpreadInterval time.Duration
 }
 
 // Member is a running lockstep process member.
 type Member struct {
-	Node    *node.Node
+	Host    *shard.Host
 	HTTP    *http.Server
 	ln      net.Listener
 	members *memberPort
 	closed  chan struct{}
 }
 
-// Start opens stores, joins Raft and serves HTTP. It returns once the
-// listeners are bound; leadership comes later.
+// Start opens the member port, the metadata group and the lock shards
+// (each with its own stores under DataDir) and serves HTTP. It returns once
+// the listeners are bound; leadership comes later.
 func Start(opts Options) (*Member, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	stores, err := OpenDiskStores(opts.DataDir, opts.LogStore, opts.RaftLogs)
+	if opts.SpreadInterval == 0 {
+		opts.SpreadInterval = 2 * time.Second
+	}
+	shards, err := keptShards(opts.DataDir)
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case opts.Shards > 0 && shards > 0 && opts.Shards != shards:
+		return nil, fmt.Errorf("%w: --shards %d, but this member's data has %d shards (the count is fixed at bootstrap)",
+			node.ErrConfig, opts.Shards, shards)
+	case opts.Shards == 0 && shards == 0 && opts.Bootstrap:
+		opts.Shards = 1
+	case opts.Shards == 0:
+		opts.Shards = shards
+	}
 	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.RaftLogs)
 	if err != nil {
-		_ = stores.Close()
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", opts.HTTPAddr)
 	if err != nil {
 		_ = members.Close()
-		_ = stores.Close()
 		return nil, fmt.Errorf("http listen on %s: %w", opts.HTTPAddr, err)
 	}
-	cfg := node.Config{
-		ID: opts.ID, Peers: opts.Peers, Lock: opts.Lock, Clock: node.NewMonotonicClock(),
-		Logger: opts.Logger, RaftLogs: opts.RaftLogs, Bootstrap: opts.Bootstrap,
-		Transport: members.raft, Stores: stores, Forwarder: members.forwarder(),
+	var host atomic.Pointer[shard.Host]
+	env := func(g uint64) (shard.Env, error) {
+		dir := filepath.Join(opts.DataDir, groupDir(g))
+		stores, err := OpenDiskStores(dir, opts.LogStore, opts.RaftLogs)
+		if err != nil {
+			return shard.Env{}, err
+		}
+		trans, err := members.transport(g)
+		if err != nil {
+			_ = stores.Close()
+			return shard.Env{}, err
+		}
+		err = members.serveForwards(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := host.Load()
+			if h == nil {
+				node.WriteForwardError(w, fmt.Errorf("%w: member starting", node.ErrUnavailable))
+				return
+			}
+			h.ForwardHandler(g).ServeHTTP(w, r)
+		}))
+		if err != nil {
+			_ = trans.Close()
+			_ = stores.Close()
+			return shard.Env{}, err
+		}
+		return shard.Env{Transport: trans, Stores: stores, Forwarder: members.forwarder(g)}, nil
 	}
+	tmpl := node.Config{Lock: opts.Lock, Clock: node.NewMonotonicClock(), Logger: opts.Logger, RaftLogs: opts.RaftLogs}
 	if opts.Tune != nil {
-		opts.Tune(&cfg)
+		opts.Tune(&tmpl)
 	}
-	n, err := node.New(cfg)
+	h, err := shard.Start(shard.Config{
+		ID: opts.ID, Peers: opts.Peers, APIAddr: ln.Addr().String(), Shards: opts.Shards, Bootstrap: opts.Bootstrap,
+		Env: env, Node: tmpl, OnShards: func(n int) error { return keepShards(opts.DataDir, n) },
+		SpreadInterval: max(opts.SpreadInterval, 0), Logger: opts.Logger,
+	})
 	if err != nil {
 		_ = ln.Close()
 		_ = members.Close()
-		_ = stores.Close()
 		return nil, err
 	}
+	host.Store(h)
 	scfg := opts.Server
 	scfg.Logger = opts.Logger
 	if scfg.MaxWait == 0 {
 		scfg.MaxWait = opts.Lock.MaxWait
 	}
-	srv := server.New(n, scfg)
+	srv := server.New(h, scfg)
 	m := &Member{
-		Node:    n,
+		Host:    h,
 		HTTP:    srv.HTTPServer(),
 		ln:      ln,
 		members: members,
@@ -101,21 +154,68 @@ func Start(opts Options) (*Member, error) {
 			opts.Logger.Error("http server stopped", "node", opts.ID, "err", err)
 		}
 	}()
-	members.serveForwards(n.ForwardHandler())
 	return m, nil
+}
+
+// groupDir is where group g keeps its log and snapshots.
+func groupDir(g uint64) string {
+	if g == 0 {
+		return "meta"
+	}
+	return fmt.Sprintf("shard-%d", g)
+}
+
+// shardsFile keeps the shard count next to the groups' data, so a restart
+// opens its shards at once, before the metadata group has a leader.
+const shardsFile = "shards"
+
+func keptShards(dir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, shardsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read shard count: %w", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%w: %s holds %q, not a shard count", node.ErrConfig, filepath.Join(dir, shardsFile), b)
+	}
+	return n, nil
+}
+
+func keepShards(dir string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("keep shard count: %w", err)
+	}
+	tmp := filepath.Join(dir, shardsFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(n)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("keep shard count: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, shardsFile)); err != nil {
+		return fmt.Errorf("keep shard count: %w", err)
+	}
+	return nil
 }
 
 // Addr is the bound HTTP address.
 func (m *Member) Addr() string { return m.ln.Addr().String() }
 
-// Stop shuts the HTTP server and the node down.
+// Shard returns lock shard s's node on this member (1-based), or nil while
+// the shards have not started.
+func (m *Member) Shard(s int) *node.Node {
+	n, _ := m.Host.Group(s)
+	return n
+}
+
+// Stop shuts the HTTP server and every group down.
 func (m *Member) Stop(ctx context.Context) error {
 	herr := m.HTTP.Shutdown(ctx)
 	if herr != nil {
 		_ = m.HTTP.Close()
 	}
 	<-m.closed
-	nerr := m.Node.Shutdown() // closes the Raft transport
+	nerr := m.Host.Shutdown() // closes the Raft transports
 	return errors.Join(nerr, ignoreCanceled(herr), m.members.Close())
 }
 

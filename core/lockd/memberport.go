@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -17,14 +18,17 @@ import (
 )
 
 // memberPort is a member's one listener for its peers (the Raft address):
-// Raft RPCs and forwarded commands share it through core/mux, and the
-// public HTTP port serves no internal endpoint.
+// the Raft RPCs and forwarded commands of every group share it through
+// core/mux, and the public HTTP port serves no internal endpoint.
 type memberPort struct {
-	mux      *mux.Listener
-	raft     *raft.NetworkTransport
-	forwards *http.Server
-	done     chan struct{}
-	logger   *slog.Logger
+	mux    *mux.Listener
+	addr   *net.TCPAddr
+	logs   io.Writer
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	forwards []*http.Server
+	wg       sync.WaitGroup
 }
 
 // raftPoolSize is how many pooled connections a Raft transport keeps per
@@ -46,53 +50,64 @@ func listenMembers(bind string, logger *slog.Logger, raftLogs io.Writer) (*membe
 	if err != nil {
 		return nil, fmt.Errorf("member port on %s: %w", bind, err)
 	}
-	m := mux.New(ln, logger)
-	route, err := m.Route(mux.Raft, 0)
-	if err != nil {
-		_ = m.Close()
-		return nil, err
+	if raftLogs == nil {
+		raftLogs = io.Discard
 	}
-	trans := raft.NewNetworkTransport(&mux.StreamLayer{Route: route, Advertise: addr}, raftPoolSize, raftTimeout, raftLogs)
-	return &memberPort{mux: m, raft: trans, done: make(chan struct{}), logger: logger}, nil
+	return &memberPort{mux: mux.New(ln, logger), addr: addr, logs: raftLogs, logger: logger}, nil
 }
 
-// forwarder sends commands to a leader's member port.
-func (p *memberPort) forwarder() *node.HTTPForwarder {
+// transport is group g's Raft transport over the shared port.
+func (p *memberPort) transport(g uint64) (*raft.NetworkTransport, error) {
+	route, err := p.mux.Route(mux.Raft, g)
+	if err != nil {
+		return nil, err
+	}
+	return raft.NewNetworkTransport(&mux.StreamLayer{Route: route, Advertise: p.addr}, raftPoolSize, raftTimeout, p.logs), nil
+}
+
+// forwarder sends group g's commands to its leader's member port.
+func (p *memberPort) forwarder(g uint64) *node.HTTPForwarder {
 	tr := &http.Transport{
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			ctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
-			return mux.Dial(ctx, addr, mux.Forward, 0)
+			return mux.Dial(ctx, addr, mux.Forward, g)
 		},
 	}
 	return node.NewHTTPForwarder(tr)
 }
 
-// serveForwards answers forwarded commands with h until Close.
-func (p *memberPort) serveForwards(h http.Handler) {
-	route, err := p.mux.Route(mux.Forward, 0)
+// serveForwards answers group g's forwarded commands with h until Close.
+func (p *memberPort) serveForwards(g uint64, h http.Handler) error {
+	route, err := p.mux.Route(mux.Forward, g)
 	if err != nil {
-		p.logger.Error("forward route", "err", err)
-		return
+		return err
 	}
-	p.forwards = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	p.mu.Lock()
+	p.forwards = append(p.forwards, srv)
+	p.mu.Unlock()
+	p.wg.Add(1)
 	go func() {
-		defer close(p.done)
-		if err := p.forwards.Serve(route); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, mux.ErrClosed) {
-			p.logger.Error("forward server stopped", "err", err)
+		defer p.wg.Done()
+		if err := srv.Serve(route); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, mux.ErrClosed) {
+			p.logger.Error("forward server stopped", "group", g, "err", err)
 		}
 	}()
+	return nil
 }
 
-// Close stops the forward server and the shared listener; the Raft
-// transport is closed by the node's shutdown.
+// Close stops the forward servers and the shared listener; each Raft
+// transport is closed by its group's shutdown.
 func (p *memberPort) Close() error {
 	var err error
-	if p.forwards != nil {
-		err = p.forwards.Close()
-		<-p.done
+	p.mu.Lock()
+	for _, srv := range p.forwards {
+		err = errors.Join(err, srv.Close())
 	}
+	p.mu.Unlock()
+	p.wg.Wait()
 	return errors.Join(err, p.mux.Close())
 }

@@ -38,20 +38,24 @@ func TestMemberTrafficStaysOffThePublicPort(t *testing.T) {
 		t.Fatalf("public port answered %d %s for the internal endpoint, want 404 not_found", resp.StatusCode, body)
 	}
 
-	member := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-		return mux.Dial(ctx, addr, mux.Forward, 0)
-	}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.RaftAddr+node.ForwardPath, bytes.NewReader([]byte("\x02junk")))
-	resp, err = member.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var fe struct{ Error, Code string }
-	if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &fe) != nil || fe.Code != "invalid_argument" || fe.Error == "" {
-		t.Fatalf("member port answered %d %q to a corrupt command, want 400 JSON invalid_argument", resp.StatusCode, body)
+	// Every group's route refuses it: the metadata group (0) and shard 1.
+	for _, g := range []uint64{0, 1} {
+		member := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			return mux.Dial(ctx, addr, mux.Forward, g)
+		}}}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.RaftAddr+node.ForwardPath, bytes.NewReader([]byte("\x02junk")))
+		resp, err = member.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		var fe struct{ Error, Code string }
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &fe) != nil || fe.Code != "invalid_argument" || fe.Error == "" {
+			t.Fatalf("group %d: member port answered %d %q to a corrupt command, want 400 JSON invalid_argument", g, resp.StatusCode, body)
+		}
 	}
 }

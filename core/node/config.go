@@ -80,6 +80,12 @@ type Config struct {
 	UnreachableAfter time.Duration
 	SnapshotInterval time.Duration
 	TrailingLogs     uint64
+	// NoLeaderAfter is how long a command may find no leader to take it
+	// before the caller is told the group is unavailable.
+	NoLeaderAfter time.Duration
+
+	// Group names the lock group in errors and metrics ("1" for shard 1).
+	Group string
 
 	// Bug turns on one deliberate mistake for the testbed (see bugs.go);
 	// "" in production.
@@ -129,6 +135,7 @@ func (c *Config) setDefaults() {
 	def(&c.LeaderLeaseTimeout, 250*time.Millisecond)
 	def(&c.SnapshotInterval, 30*time.Second)
 	def(&c.UnreachableAfter, 2*time.Second)
+	def(&c.NoLeaderAfter, time.Second)
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 16384
 	}

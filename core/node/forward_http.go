@@ -118,16 +118,20 @@ func encodeForwardError(err error) (int, []byte) {
 	return status, body
 }
 
+// WriteForwardError answers a forwarded command with err in the forward
+// reply format, so the sender's Forwarder classifies it as this member did.
+func WriteForwardError(w http.ResponseWriter, err error) {
+	status, body := encodeForwardError(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
 // ForwardHandler serves ForwardPath for the other members, on the member
 // port.
 func (n *Node) ForwardHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeErr := func(err error) {
-			status, body := encodeForwardError(err)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			_, _ = w.Write(body)
-		}
+		writeErr := func(err error) { WriteForwardError(w, err) }
 		if r.Method != http.MethodPost || r.URL.Path != ForwardPath {
 			writeErr(fmt.Errorf("%w: only POST %s is served here", lock.ErrInvalid, ForwardPath))
 			return

@@ -150,8 +150,15 @@ func (n *Node) Shutdown() error {
 // ID is this node's id.
 func (n *Node) ID() string { return n.cfg.ID }
 
-// Raft exposes the Raft instance to tests and fault injectors.
-func (n *Node) Raft() *raft.Raft { return n.raft }
+// TransferLeadership asks this leader to hand the group to peer (leader
+// spreading across a member's groups). It returns once the transfer ends.
+func (n *Node) TransferLeadership(peer Peer) error {
+	f := n.raft.LeadershipTransferToServer(raft.ServerID(peer.ID), raft.ServerAddress(peer.RaftAddr))
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("transfer leadership to %s: %w", peer.ID, err)
+	}
+	return nil
+}
 
 // IsLeader reports whether this node believes it leads.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }

@@ -38,6 +38,7 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 		}()
 	}
 	var buf []byte
+	var lost time.Time // since when no leader could be reached
 	for attempt := 0; ; attempt++ {
 		select {
 		case <-n.done:
@@ -64,6 +65,15 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 			if !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrUnavailable) {
 				return lock.Result{}, fmt.Errorf("%w: forward to %s: %w", ErrIndeterminate, leader.ID, err)
 			}
+		}
+		// A node that cannot route says so quickly, with what it knows,
+		// rather than holding the request until its deadline.
+		if lost.IsZero() {
+			lost = time.Now()
+		} else if time.Since(lost) >= n.cfg.NoLeaderAfter {
+			leader, _ := n.Leader()
+			return lock.Result{}, fmt.Errorf("%w: no reachable leader for %s (group %q, leader known: %q)",
+				ErrUnavailable, n.cfg.NoLeaderAfter, n.cfg.Group, leader.ID)
 		}
 		t := time.NewTimer(retryDelay)
 		select {

@@ -14,53 +14,74 @@ import (
 // maxClusterReply bounds a leader's /cluster reply read by a follower.
 const maxClusterReply = 1 << 20
 
-// cluster answers with the leader's view of the members: only the leader
-// sees every member's heartbeats, so only it can tell a dead member from a
-// live one. A follower fetches that view from the leader's HTTP address
-// (with local=true, so the leader never forwards in turn) and, when it
-// cannot, answers with its own view, where roles it cannot know are
-// "unknown"; View says which one the caller got.
+// cluster answers with the shard map and, for the members, shard 1's
+// leader's view: only a leader sees every member's heartbeats, so only it
+// can tell a dead member from a live one. A follower fetches that view from
+// the leader's HTTP address (with local=true, so the leader never forwards
+// in turn) and, when it cannot, answers with its own view, where roles it
+// cannot know are "unknown"; View says which one the caller got. The
+// shards are always this member's view.
 func (s *Server) cluster(req *request) (any, error) {
 	local, err := queryBool(req.query, "local")
 	if err != nil {
 		return nil, err
 	}
-	if !local && !s.node.IsLeader() {
-		if leader, ok := s.node.Leader(); ok && leader.HTTPAddr != "" && leader.ID != s.node.ID() {
-			cr, err := s.leaderView(req.r.Context(), leader)
-			if err == nil {
-				return cr, nil
+	out := s.localView()
+	if groups := s.host.Groups(); !local && len(groups) > 0 && !groups[0].IsLeader() {
+		if leader, ok := groups[0].Leader(); ok && leader.ID != s.host.ID() {
+			if addr := s.host.APIAddr(leader.ID); addr != "" {
+				cr, err := s.leaderView(req.r.Context(), leader, addr)
+				if err == nil {
+					out.View, out.Nodes = cr.View, cr.Nodes
+				} else {
+					s.cfg.Logger.Debug("cluster: answering with the local view", "leader", leader.ID, "err", err)
+				}
 			}
-			s.cfg.Logger.Debug("cluster: answering with the local view", "leader", leader.ID, "err", err)
 		}
 	}
-	return s.localView(), nil
+	return out, nil
 }
 
-// localView is GET /cluster as this node sees it.
+// localView is GET /cluster as this member sees it.
 func (s *Server) localView() api.ClusterResponse {
-	leader, _ := s.node.Leader()
-	out := api.ClusterResponse{Leader: leader.ID, View: api.ViewLocal, Nodes: []api.Node{}}
-	for _, m := range s.node.Members() {
-		n := api.Node{ID: m.ID, RaftAddr: m.RaftAddr, HTTPAddr: m.HTTPAddr, State: m.Role}
+	out := api.ClusterResponse{Leader: s.host.Leader(), MapVersion: s.host.MapVersion(), View: api.ViewLocal,
+		Nodes: []api.Node{}, Shards: []api.Shard{}}
+	groups := s.host.Groups()
+	if len(groups) == 0 {
+		return out
+	}
+	for _, m := range groups[0].Members() {
+		n := api.Node{ID: m.ID, RaftAddr: m.RaftAddr, HTTPAddr: s.host.APIAddr(m.ID), State: m.Role}
 		if m.ContactKnown {
 			since := m.SinceContact.Milliseconds()
 			n.LastContactMs = &since
 		}
-		if m.ID == s.node.ID() && m.Role == "leader" {
+		if m.ID == s.host.ID() && m.Role == "leader" {
 			out.View = api.ViewLeader
 		}
 		out.Nodes = append(out.Nodes, n)
+	}
+	for i, g := range groups {
+		st := g.Stats()
+		sh := api.Shard{ID: i + 1, Members: []string{}, Term: st.Term, CommitIndex: st.CommitIndex,
+			Resources: st.Lock.Resources}
+		for _, p := range g.Peers() {
+			sh.Members = append(sh.Members, p.ID)
+		}
+		if leader, ok := g.Leader(); ok {
+			sh.Leader, sh.LeaderHTTP = leader.ID, s.host.APIAddr(leader.ID)
+		}
+		out.Shards = append(out.Shards, sh)
 	}
 	return out
 }
 
 // leaderView fetches the leader's own view within leaderViewTimeout.
-func (s *Server) leaderView(ctx context.Context, leader node.Peer) (api.ClusterResponse, error) {
+func (s *Server) leaderView(ctx context.Context, leader node.Peer, addr string) (api.ClusterResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, leaderViewTimeout)
 	defer cancel()
 	var cr api.ClusterResponse
-	url := "http://" + leader.HTTPAddr + api.PathCluster + "?local=true"
+	url := "http://" + addr + api.PathCluster + "?local=true"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return cr, fmt.Errorf("build request: %w", err)

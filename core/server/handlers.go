@@ -8,6 +8,8 @@ import (
 
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/shard"
 )
 
 func (s *Server) acquire(req *request) (any, error) {
@@ -37,7 +39,11 @@ func (s *Server) acquire(req *request) (any, error) {
 	req.allowWait(wait)
 	ctx, cancel := s.deadline(req.r.Context(), wait)
 	defer cancel()
-	res, err := s.node.Acquire(ctx, cmd)
+	n, _, err := s.host.For(in.Resource)
+	if err != nil {
+		return nil, err
+	}
+	res, err := n.Acquire(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +71,11 @@ func (s *Server) release(req *request) (any, error) {
 	}
 	ctx, cancel := s.deadline(req.r.Context(), 0)
 	defer cancel()
-	res, err := s.node.Release(ctx, in.Resource, id)
+	n, _, err := s.host.For(in.Resource)
+	if err != nil {
+		return nil, err
+	}
+	res, err := n.Release(ctx, in.Resource, id)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +96,11 @@ func (s *Server) renew(req *request) (any, error) {
 	}
 	ctx, cancel := s.deadline(req.r.Context(), 0)
 	defer cancel()
-	res, err := s.node.Renew(ctx, in.Resource, id, in.TTL)
+	n, _, err := s.host.For(in.Resource)
+	if err != nil {
+		return nil, err
+	}
+	res, err := n.Renew(ctx, in.Resource, id, in.TTL)
 	if err != nil {
 		return nil, err
 	}
@@ -106,16 +120,20 @@ func (s *Server) status(req *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	n, _, err := s.host.For(resource)
+	if err != nil {
+		return nil, err
+	}
 	var st lock.Status
 	var logTime int64
 	if stale {
 		// An explicit opt-in: this node's view, possibly behind the leader.
-		st = s.node.LocalStatus(resource)
-		logTime = s.node.Stats().Lock.LogTime
+		st = n.LocalStatus(resource)
+		logTime = n.Stats().Lock.LogTime
 	} else {
 		ctx, cancel := s.deadline(req.r.Context(), 0)
 		defer cancel()
-		res, err := s.node.Status(ctx, resource)
+		res, err := n.Status(ctx, resource)
 		if err != nil {
 			return nil, err
 		}
@@ -135,44 +153,63 @@ func (s *Server) status(req *request) (any, error) {
 	return out, nil
 }
 
+// ready answers 200 only while every lock shard on this member follows a
+// leader it heard from within ReadyLeaderContact and has applied to within
+// ReadyApplyLag entries of the commit index it knows; otherwise 503 with
+// the reason (of the first shard that fails). A member without a quorum
+// has no leader for long, so it drops out.
+func (s *Server) ready(*request) (any, error) {
+	groups := s.host.Groups()
+	if len(groups) == 0 {
+		h := api.Health{Node: s.host.ID(), Status: "unavailable", Error: "not ready: " + shard.ErrNotReady.Error(), Code: api.CodeUnavailable}
+		return reply{code: api.CodeUnavailable, body: h}, nil
+	}
+	var first api.Health
+	for i, g := range groups {
+		h := health(g)
+		if i == 0 {
+			first = h
+		}
+		var reason string
+		switch {
+		case h.LeaderContactMs == nil:
+			reason = "no leader known"
+		case time.Duration(*h.LeaderContactMs)*time.Millisecond > s.cfg.ReadyLeaderContact:
+			reason = fmt.Sprintf("last heard from leader %s %d ms ago, more than %d ms", h.Leader,
+				*h.LeaderContactMs, s.cfg.ReadyLeaderContact.Milliseconds())
+		case h.CommitIndex > h.AppliedIndex && h.CommitIndex-h.AppliedIndex > s.cfg.ReadyApplyLag:
+			reason = fmt.Sprintf("applied index %d trails commit index %d by more than %d entries",
+				h.AppliedIndex, h.CommitIndex, s.cfg.ReadyApplyLag)
+		default:
+			continue
+		}
+		if len(groups) > 1 {
+			reason = fmt.Sprintf("shard %d: %s", i+1, reason)
+		}
+		h.Status, h.Error, h.Code = "unavailable", "not ready: "+reason, api.CodeUnavailable
+		return reply{code: api.CodeUnavailable, body: h}, nil
+	}
+	return first, nil
+}
+
 // live answers while the process serves HTTP: a liveness probe that fails
 // only when restarting the process could help.
 func (s *Server) live(*request) (any, error) {
-	h := s.health()
-	h.LeaderContactMs = nil
-	return h, nil
-}
-
-// ready answers 200 only while this node follows a leader it heard from
-// within ReadyLeaderContact and has applied to within ReadyApplyLag entries
-// of the commit index it knows; otherwise 503 with the reason. A node
-// without a quorum has no leader for long, so it drops out.
-func (s *Server) ready(*request) (any, error) {
-	h := s.health()
-	var reason string
-	switch {
-	case h.LeaderContactMs == nil:
-		reason = "no leader known"
-	case time.Duration(*h.LeaderContactMs)*time.Millisecond > s.cfg.ReadyLeaderContact:
-		reason = fmt.Sprintf("last heard from leader %s %d ms ago, more than %d ms", h.Leader,
-			*h.LeaderContactMs, s.cfg.ReadyLeaderContact.Milliseconds())
-	case h.CommitIndex > h.AppliedIndex && h.CommitIndex-h.AppliedIndex > s.cfg.ReadyApplyLag:
-		reason = fmt.Sprintf("applied index %d trails commit index %d by more than %d entries",
-			h.AppliedIndex, h.CommitIndex, s.cfg.ReadyApplyLag)
-	default:
+	if groups := s.host.Groups(); len(groups) > 0 {
+		h := health(groups[0])
+		h.LeaderContactMs = nil
 		return h, nil
 	}
-	h.Status, h.Error, h.Code = "unavailable", "not ready: "+reason, api.CodeUnavailable
-	return reply{code: api.CodeUnavailable, body: h}, nil
+	return api.Health{Status: "ok", Node: s.host.ID(), RaftState: "starting"}, nil
 }
 
-// health reads what the probes report.
-func (s *Server) health() api.Health {
-	st := s.node.Stats()
-	h := api.Health{Status: "ok", Node: s.node.ID(), RaftState: strings.ToLower(st.State),
+// health reads what the probes report of one group.
+func health(n *node.Node) api.Health {
+	st := n.Stats()
+	h := api.Health{Status: "ok", Node: n.ID(), RaftState: strings.ToLower(st.State),
 		CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex}
-	if since, ok := s.node.LeaderContact(); ok {
-		leader, _ := s.node.Leader()
+	if since, ok := n.LeaderContact(); ok {
+		leader, _ := n.Leader()
 		h.Leader = leader.ID
 		contact := since.Milliseconds()
 		h.LeaderContactMs = &contact

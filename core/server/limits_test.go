@@ -17,6 +17,7 @@ import (
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/shard"
 )
 
 // serveReal serves s on a loopback listener through its own http.Server,
@@ -54,7 +55,7 @@ func readUntilClosed(t *testing.T, conn net.Conn) string {
 // request whose headers never finish.
 func TestSlowBodyIsCutOffAtReadTimeout(t *testing.T) {
 	c := nodetest.New(t, 1, nil)
-	addr := serveReal(t, server.New(c.Nodes[0], server.Config{ReadTimeout: 200 * time.Millisecond}))
+	addr := serveReal(t, server.New(shard.Single(c.Nodes[0]), server.Config{ReadTimeout: 200 * time.Millisecond}))
 
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -85,7 +86,7 @@ func TestSlowBodyIsCutOffAtReadTimeout(t *testing.T) {
 // request sent on the same connection after the waiter's deadline passed.
 func TestLongWaitOutlivesReadAndWriteTimeouts(t *testing.T) {
 	c := nodetest.New(t, 1, nil)
-	addr := serveReal(t, server.New(c.Nodes[0], server.Config{
+	addr := serveReal(t, server.New(shard.Single(c.Nodes[0]), server.Config{
 		ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, RequestTimeout: 300 * time.Millisecond,
 	}))
 	conn, err := net.Dial("tcp", addr)
@@ -130,7 +131,7 @@ func TestLongWaitOutlivesReadAndWriteTimeouts(t *testing.T) {
 // the queue, then send a second request and the probes.
 func TestInFlightLimitAnswers503(t *testing.T) {
 	c := nodetest.New(t, 1, nil)
-	ts := serveReal(t, server.New(c.Nodes[0], server.Config{MaxInFlight: 1}))
+	ts := serveReal(t, server.New(shard.Single(c.Nodes[0]), server.Config{MaxInFlight: 1}))
 	base := "http://" + ts
 	code, b := do(t, "POST", base+api.PathAcquire, `{"resource":"r","client_id":"a","ttl":60000}`)
 	var held api.AcquireResponse

@@ -1,21 +1,23 @@
 package server
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/shard"
 )
 
-// metrics are the Prometheus series of one node.
+// metrics are the Prometheus series of one member.
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 }
 
-func newMetrics(reg prometheus.Registerer, n *node.Node) *metrics {
+func newMetrics(reg prometheus.Registerer, h *shard.Host) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lockstep_requests_total", Help: "API requests by operation and result.",
@@ -26,36 +28,11 @@ func newMetrics(reg prometheus.Registerer, n *node.Node) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
 		}, []string{"op", "result"}),
 	}
-	gauge := func(name, help string, f func(node.Stats) float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
-			func() float64 { return f(n.Stats()) })
-	}
 	reg.MustRegister(m.requests, m.latency,
 		// The standard runtime and process series, as every Go exporter has.
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		gauge("lockstep_active_leases", "Live leases in the state machine.",
-			func(s node.Stats) float64 { return float64(s.Lock.Leases) }),
-		gauge("lockstep_queue_depth", "Queued acquire requests across resources.",
-			func(s node.Stats) float64 { return float64(s.Lock.Waiters) }),
-		gauge("lockstep_resources", "Resources with at least one holder.",
-			func(s node.Stats) float64 { return float64(s.Lock.Resources) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "lockstep_expirations_total", Help: "Leases freed by expiry.",
-		}, func() float64 { return float64(n.Stats().Lock.Expirations) }),
-		gauge("lockstep_raft_leader", "1 if this node is the Raft leader.",
-			func(s node.Stats) float64 {
-				if s.State == "Leader" {
-					return 1
-				}
-				return 0
-			}),
-		gauge("lockstep_raft_term", "Current Raft term.",
-			func(s node.Stats) float64 { return float64(s.Term) }),
-		gauge("lockstep_raft_commit_index", "Raft commit index.",
-			func(s node.Stats) float64 { return float64(s.CommitIndex) }),
-		gauge("lockstep_raft_applied_index", "Raft applied index.",
-			func(s node.Stats) float64 { return float64(s.AppliedIndex) }),
+		groupCollector{host: h},
 	)
 	return m
 }
@@ -63,4 +40,57 @@ func newMetrics(reg prometheus.Registerer, n *node.Node) *metrics {
 func (m *metrics) observe(op, result string, d time.Duration) {
 	m.requests.WithLabelValues(op, result).Inc()
 	m.latency.WithLabelValues(op, result).Observe(d.Seconds())
+}
+
+// groupSeries are the per-group series; each carries a shard label.
+var groupSeries = []struct {
+	desc  *prometheus.Desc
+	kind  prometheus.ValueType
+	value func(node.Stats) float64
+}{
+	{shardDesc("lockstep_active_leases", "Live leases in the state machine."), prometheus.GaugeValue,
+		func(s node.Stats) float64 { return float64(s.Lock.Leases) }},
+	{shardDesc("lockstep_queue_depth", "Queued acquire requests across resources."), prometheus.GaugeValue,
+		func(s node.Stats) float64 { return float64(s.Lock.Waiters) }},
+	{shardDesc("lockstep_resources", "Resources with at least one holder or waiter."), prometheus.GaugeValue,
+		func(s node.Stats) float64 { return float64(s.Lock.Resources) }},
+	{shardDesc("lockstep_expirations_total", "Leases freed by expiry."), prometheus.CounterValue,
+		func(s node.Stats) float64 { return float64(s.Lock.Expirations) }},
+	{shardDesc("lockstep_raft_leader", "1 if this member leads the shard's Raft group."), prometheus.GaugeValue,
+		func(s node.Stats) float64 {
+			if s.State == "Leader" {
+				return 1
+			}
+			return 0
+		}},
+	{shardDesc("lockstep_raft_term", "Current Raft term."), prometheus.GaugeValue,
+		func(s node.Stats) float64 { return float64(s.Term) }},
+	{shardDesc("lockstep_raft_commit_index", "Raft commit index."), prometheus.GaugeValue,
+		func(s node.Stats) float64 { return float64(s.CommitIndex) }},
+	{shardDesc("lockstep_raft_applied_index", "Raft applied index."), prometheus.GaugeValue,
+		func(s node.Stats) float64 { return float64(s.AppliedIndex) }},
+}
+
+func shardDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, []string{"shard"}, nil)
+}
+
+// groupCollector reads every lock shard's stats at scrape time: shards
+// start after the server (once their count is known).
+type groupCollector struct{ host *shard.Host }
+
+func (c groupCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, s := range groupSeries {
+		ch <- s.desc
+	}
+}
+
+func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
+	for i, g := range c.host.Groups() {
+		st := g.Stats()
+		label := strconv.Itoa(i + 1)
+		for _, s := range groupSeries {
+			ch <- prometheus.MustNewConstMetric(s.desc, s.kind, s.value(st), label)
+		}
+	}
 }

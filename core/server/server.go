@@ -19,6 +19,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/shard"
 )
 
 // Config tunes the HTTP front end.
@@ -86,9 +87,11 @@ const (
 // leaderViewTimeout bounds a follower's fetch of the leader's /cluster.
 const leaderViewTimeout = time.Second
 
-// Server serves the public API of one node.
+// Server serves the public API of one member: every request goes to the
+// lock shard of its resource, on this member (which forwards it to that
+// shard's leader).
 type Server struct {
-	node    *node.Node
+	host    *shard.Host
 	cfg     Config
 	metrics *metrics
 	mux     *http.ServeMux
@@ -98,9 +101,9 @@ type Server struct {
 	inFlight chan struct{}
 }
 
-// New builds the HTTP API for n. Each server has its own metrics registry
-// so several nodes can share one process (lockd dev).
-func New(n *node.Node, cfg Config) *Server {
+// New builds the HTTP API for the member h. Each server has its own metrics
+// registry so several members can share one process (lockd dev).
+func New(h *shard.Host, cfg Config) *Server {
 	def := DefaultConfig()
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = def.RequestTimeout
@@ -134,7 +137,7 @@ func New(n *node.Node, cfg Config) *Server {
 	}
 	reg := prometheus.NewRegistry()
 	s := &Server{
-		node: n, cfg: cfg, metrics: newMetrics(reg, n), mux: http.NewServeMux(),
+		host: h, cfg: cfg, metrics: newMetrics(reg, h), mux: http.NewServeMux(),
 		peers:    &http.Client{Timeout: leaderViewTimeout},
 		inFlight: make(chan struct{}, cfg.MaxInFlight),
 	}

@@ -12,12 +12,13 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/shard"
 )
 
 func newServer(t *testing.T) (*httptest.Server, *nodetest.Cluster) {
 	t.Helper()
 	c := nodetest.New(t, 1, nil)
-	ts := httptest.NewServer(server.New(c.Nodes[0], server.Config{}).Handler())
+	ts := httptest.NewServer(server.New(shard.Single(c.Nodes[0]), server.Config{}).Handler())
 	t.Cleanup(ts.Close)
 	return ts, c
 }
@@ -166,8 +167,8 @@ func TestClusterHealthMetrics(t *testing.T) {
 	code, b = do(t, "GET", ts.URL+api.PathMetrics, "")
 	for _, want := range []string{
 		`lockstep_requests_total{op="acquire",result="ok"} 1`,
-		"lockstep_request_duration_seconds_bucket", "lockstep_active_leases 1", "lockstep_queue_depth 0",
-		"lockstep_expirations_total", "lockstep_raft_leader 1", "lockstep_raft_term", "lockstep_raft_commit_index",
+		"lockstep_request_duration_seconds_bucket", `lockstep_active_leases{shard="1"} 1`, `lockstep_queue_depth{shard="1"} 0`,
+		"lockstep_expirations_total", `lockstep_raft_leader{shard="1"} 1`, "lockstep_raft_term", "lockstep_raft_commit_index",
 	} {
 		if code != 200 || !strings.Contains(string(b), want) {
 			t.Errorf("metrics lack %q", want)

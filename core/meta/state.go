@@ -1,0 +1,120 @@
+// Package meta is lockstep's metadata group (Raft group 0, on every
+// member): the number of lock shards, fixed when the cluster is first
+// bootstrapped, and the members with the addresses they publish, so that
+// nodes, gateways and clients can route a request to its shard's leader.
+// The state machine is pure; group.go runs it on Raft.
+package meta
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ErrShardsFixed refuses a different shard count once one is set:
+// resources would move between groups, and their fencing tokens with them.
+var ErrShardsFixed = errors.New("the shard count is fixed when the cluster is bootstrapped")
+
+// maxShards bounds the shard count (a member runs one Raft group each).
+const maxShards = 256
+
+// Member is one lockstep process as it published itself.
+type Member struct {
+	ID string `json:"id"`
+	// RaftAddr is its member port: Raft and forwarded commands for every group.
+	RaftAddr string `json:"raft_addr"`
+	// APIAddr is its public HTTP address; empty until it publishes one.
+	APIAddr string `json:"api_addr,omitempty"`
+}
+
+// State is the metadata. Version grows with every change, so a router can
+// tell which of two maps is newer.
+type State struct {
+	Version uint64   `json:"version"`
+	Shards  int      `json:"shards"`
+	Members []Member `json:"members"` // sorted by ID
+}
+
+// Op names a metadata command.
+type Op string
+
+const (
+	// OpSetShards fixes the shard count (a no-op when it is already that).
+	OpSetShards Op = "set-shards"
+	// OpPublish records a member's addresses.
+	OpPublish Op = "publish"
+)
+
+// Command is one metadata log entry.
+type Command struct {
+	Op     Op     `json:"op"`
+	Shards int    `json:"shards,omitempty"`
+	Member Member `json:"member,omitzero"`
+}
+
+// Apply applies cmd; an error means nothing changed.
+func (s *State) Apply(cmd Command) error {
+	switch cmd.Op {
+	case OpSetShards:
+		switch {
+		case cmd.Shards < 1 || cmd.Shards > maxShards:
+			return fmt.Errorf("meta: shard count %d outside 1..%d", cmd.Shards, maxShards)
+		case s.Shards == cmd.Shards:
+			return nil
+		case s.Shards != 0:
+			return fmt.Errorf("%w: have %d, asked for %d", ErrShardsFixed, s.Shards, cmd.Shards)
+		}
+		s.Shards = cmd.Shards
+		s.Version++
+		return nil
+	case OpPublish:
+		m := cmd.Member
+		if m.ID == "" || m.RaftAddr == "" {
+			return fmt.Errorf("meta: a member needs an id and a raft address")
+		}
+		i, found := slices.BinarySearchFunc(s.Members, m.ID, func(x Member, id string) int { return cmp.Compare(x.ID, id) })
+		if found && s.Members[i] == m {
+			return nil
+		}
+		if found {
+			s.Members[i] = m
+		} else {
+			s.Members = slices.Insert(s.Members, i, m)
+		}
+		s.Version++
+		return nil
+	}
+	return fmt.Errorf("meta: unknown op %q", cmd.Op)
+}
+
+// Member returns the member with id.
+func (s *State) Member(id string) (Member, bool) {
+	i, found := slices.BinarySearchFunc(s.Members, id, func(x Member, id string) int { return cmp.Compare(x.ID, id) })
+	if !found {
+		return Member{}, false
+	}
+	return s.Members[i], true
+}
+
+// Clone returns a copy that shares nothing with s.
+func (s *State) Clone() State {
+	c := *s
+	c.Members = slices.Clone(s.Members)
+	return c
+}
+
+// encode is the canonical snapshot form (members are kept sorted).
+func (s *State) encode() ([]byte, error) { return json.Marshal(s) }
+
+func decode(b []byte) (State, error) {
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return State{}, fmt.Errorf("meta: decode snapshot: %w", err)
+	}
+	if !slices.IsSortedFunc(s.Members, func(a, b Member) int { return cmp.Compare(a.ID, b.ID) }) {
+		return State{}, errors.New("meta: snapshot members out of order")
+	}
+	return s, nil
+}
