@@ -13,6 +13,7 @@ import (
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/shard"
 	"github.com/lockstep/lockstep/nemesis"
 	"github.com/lockstep/lockstep/sim"
 )
@@ -142,7 +143,7 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	}
 	// The node's public API and its member port, as lockd serves them.
 	c.net.HandleHTTP(m.id, map[string]http.Handler{
-		apiPort: server.New(n, server.Config{}).Handler(),
+		apiPort: server.New(shard.Single(n), server.Config{}).Handler(),
 		"":      n.ForwardHandler(),
 	})
 	c.mu.Lock()
