@@ -31,6 +31,8 @@ type recorder struct {
 	entries  []checker.Entry
 	wakeups  map[wakeKey]int
 	faults   []checker.Fault
+	// entriesClosed: the run is over; later entries are not listed.
+	entriesClosed bool
 }
 
 type traceKey struct {
@@ -147,7 +149,9 @@ func (r *recorder) apply(node string, group int, index uint64, entry []byte, st 
 	first, ok := r.applied[key]
 	if !ok {
 		r.applied[key] = a
-		r.entries = append(r.entries, checker.Entry{Group: group, Index: index, LogTime: st.Metrics().LogTime, At: r.now()})
+		if !r.entriesClosed {
+			r.entries = append(r.entries, checker.Entry{Group: group, Index: index, LogTime: st.Metrics().LogTime, At: r.now()})
+		}
 		return
 	}
 	r.replicas.Compared++
@@ -170,6 +174,14 @@ func fnv64(b []byte) uint64 {
 // restarted forgets node's event cursor: a restarted node applies again
 // from its last snapshot, and its events must line up with what the
 // replicas emitted at those indexes, not continue the old numbering.
+// closeEntries stops listing applied entries (History.Entries): the
+// cluster is shutting down.
+func (r *recorder) closeEntries() {
+	r.mu.Lock()
+	r.entriesClosed = true
+	r.mu.Unlock()
+}
+
 func (r *recorder) restarted(node string) {
 	r.mu.Lock()
 	delete(r.perNode, node)

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -92,7 +93,12 @@ func (n *Node) giveUp(ctx context.Context, resource string, id, attempt lock.Lea
 	}
 	res, err := n.propose(cctx, cmd)
 	if err != nil {
-		return res, err
+		if errors.Is(err, ErrIndeterminate) {
+			return res, err
+		}
+		// The request is in the queue and its cancel did not apply: it may
+		// still be granted, so "surely not applied" would be a lie.
+		return lock.Result{}, fmt.Errorf("%w: the request is queued and its cancel did not apply: %w", ErrIndeterminate, err)
 	}
 	if err := resultError(res); err != nil {
 		return res, err
