@@ -26,6 +26,8 @@ const (
 	// maxWait bounds the acquire wait the gateway adds to a deadline; a
 	// member refuses more than its MaxWait anyway.
 	maxWait = time.Hour
+	// kickGap is the least time between refreshes a leaderless shard asks for.
+	kickGap = 100 * time.Millisecond
 )
 
 // call is one client request as the gateway relays it.
@@ -196,7 +198,9 @@ func (g *Gateway) lost(ctx context.Context, c call, err error) outcome {
 // the next member (joined or known) that has not.
 func (g *Gateway) pick(resource string, failed map[string]bool) string {
 	m := g.current.Load()
-	if m == nil {
+	if m == nil || (m.leaderOf(resource) == "" && resource != "" && time.Since(m.fetched) > kickGap) {
+		// Until the map names the leader, requests cost a forward hop:
+		// learn it now rather than at the next periodic refresh.
 		g.kick()
 	}
 	if leader := m.leaderOf(resource); leader != "" && !failed[leader] {
