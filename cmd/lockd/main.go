@@ -2,6 +2,7 @@
 // cluster in one process.
 //
 //	lockd dev [--data-dir DIR]
+//	lockd gateway --join 127.0.0.1:7070,127.0.0.1:7071 [--http-addr 127.0.0.1:7000]
 //	lockd --id n1 --raft-addr 127.0.0.1:7170 --http-addr 127.0.0.1:7070 \
 //	      --data-dir data/n1 --bootstrap \
 //	      --peers n1=127.0.0.1:7170@127.0.0.1:7070,n2=127.0.0.1:7171@127.0.0.1:7071,n3=127.0.0.1:7172@127.0.0.1:7072
@@ -22,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockstep/lockstep/core/gateway"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
 	"github.com/lockstep/lockstep/core/node"
@@ -33,8 +35,11 @@ const usageHead = `lockd serves lockstep, a Raft-replicated lock service with an
 Usage:
   lockd dev [flags]
       start a local 3-node cluster with 3 lock shards in this process, no
-      configuration needed (HTTP on 127.0.0.1:7070-7072, data in a temp dir
-      unless --data-dir)
+      configuration needed (HTTP on 127.0.0.1:7070-7072, a gateway on
+      127.0.0.1:7000, data in a temp dir unless --data-dir)
+  lockd gateway --join HOST:PORT[,HOST:PORT] [flags]
+      run a stateless gateway: the same HTTP API, each request sent
+      straight to its shard's leader
   lockd --id ID --raft-addr HOST:PORT --data-dir DIR --peers LIST [flags]
       run one member of a cluster; --peers lists every member as
       id=raftaddr[@httpaddr],... and the same command line restarts it
@@ -48,7 +53,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 // wrong command line, 1 when a member fails at run time.
 func run(args []string, stdout, stderr io.Writer) int {
 	dev := len(args) > 0 && args[0] == "dev"
-	if dev {
+	gw := len(args) > 0 && args[0] == "gateway"
+	if dev || gw {
 		args = args[1:]
 	}
 	if !dev && len(args) == 1 && args[0] == "help" {
@@ -57,11 +63,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var start func(*slog.Logger) error
 	var err error
-	if dev {
+	switch {
+	case gw:
+		var c gateway.Config
+		c, err = parseGateway(args)
+		start = func(l *slog.Logger) error { return runGateway(c, stdout, l) }
+	case dev:
 		var c devConfig
 		c, err = parseDev(args)
 		start = func(l *slog.Logger) error { return runDev(c, stdout, l) }
-	} else {
+	default:
 		var opts lockd.Options
 		opts, err = parseMember(args)
 		start = func(l *slog.Logger) error { return runMember(opts, l) }
@@ -86,7 +97,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 // printUsage shows both forms and every flag.
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
-	for _, fs := range []*flag.FlagSet{memberFlags(new(memberArgs)), devFlags(new(devConfig))} {
+	for _, fs := range []*flag.FlagSet{memberFlags(new(memberArgs)), devFlags(new(devConfig)),
+		gatewayFlags(new(gateway.Config), new(string))} {
 		fmt.Fprintf(w, "\nFlags of %s:\n", fs.Name())
 		fs.SetOutput(w)
 		fs.PrintDefaults()
@@ -217,6 +229,7 @@ const maxShards = 256
 // devConfig is the command line of lockd dev.
 type devConfig struct {
 	dataDir, host, pprofAddr, logStore string
+	gatewayAddr                        string
 	httpBase, raftBase, nodes, shards  int
 	raftLog                            bool
 	limits                             limits
@@ -233,6 +246,7 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	fs.BoolVar(&c.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address (profiling)")
 	fs.StringVar(&c.logStore, "log-store", "wal", "Raft log store: wal or bolt (raft-boltdb/v2)")
+	fs.StringVar(&c.gatewayAddr, "gateway-addr", "127.0.0.1:7000", "also serve a gateway here (empty: none)")
 	c.limits.register(fs)
 	return fs
 }
@@ -302,6 +316,14 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 	}
 	for _, p := range peers {
 		fmt.Fprintf(stdout, "lockstep dev node %s: http://%s (raft %s)\n", p.ID, p.HTTPAddr, p.RaftAddr)
+	}
+	if c.gatewayAddr != "" {
+		g, err := startDevGateway(c.gatewayAddr, peers, logger)
+		if err != nil {
+			return err
+		}
+		defer stopDevGateway(g, logger)
+		fmt.Fprintf(stdout, "lockstep dev gateway: http://%s (sends each request to its shard's leader)\n", g.Addr())
 	}
 	fmt.Fprintf(stdout, "%d lock shards (Raft groups) on every node, plus the metadata group\n", c.shards)
 	fmt.Fprintf(stdout, "data in %s; try: curl -s -XPOST http://%s/lock/acquire -d '{\"resource\":\"r1\",\"client_id\":\"me\",\"ttl\":10000}'\n",

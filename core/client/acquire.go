@@ -78,7 +78,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 	// earlier, whichever attempt's reply arrives (see AcquireOptions).
 	sent := c.now()
 	var resp api.AcquireResponse
-	err := c.retry(ctx, "acquire", func(ctx context.Context, endpoint string) error {
+	err := c.retry(ctx, "acquire", resource, func(ctx context.Context, endpoint string) error {
 		waitLeft := remainingWait(opts.Wait, c.now().Sub(sent))
 		req := request{
 			method: http.MethodPost,

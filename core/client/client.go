@@ -38,7 +38,9 @@ const (
 // Config configures a Client. Zero fields take the documented defaults.
 type Config struct {
 	// Endpoints are base URLs of lockstep nodes, e.g. http://127.0.0.1:7070.
-	// Any node accepts any request; the client rotates through all of them.
+	// Any node accepts any request; the client rotates through all of them,
+	// but sends a request to its shard's leader first when the shard map
+	// it caches from GET /cluster names one (no forward hop).
 	Endpoints []string
 	// ClientID identifies this client to the server, both as lock holder and
 	// for request dedupe. Empty: a random 128-bit hex id.
@@ -67,6 +69,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives retry and lease-loss events. Nil: discard.
 	Logger *slog.Logger
+	// DisableShardRouting sends every request to the endpoints in turn and
+	// never fetches the shard map (which runs in the background: tests in a
+	// synctest bubble cannot have it outlive them).
+	DisableShardRouting bool
 	// Rand, when set, is the only source of the client's randomness (ids
 	// and retry jitter), so a simulation replays from its seed. Nil:
 	// crypto/rand ids and runtime jitter. The client serialises its use.
@@ -88,6 +94,9 @@ type Client struct {
 	// preferred is the index of the endpoint that answered last; calls start
 	// there so a dead node is skipped once, not on every call.
 	preferred atomic.Uint32
+	// routes caches the shard map, to send requests to shard leaders.
+	routes  routes
+	routing bool
 }
 
 // New validates cfg, applies defaults and returns a Client.
@@ -114,6 +123,7 @@ func New(cfg Config) (*Client, error) {
 		safetyMargin:   cfg.SafetyMargin,
 		now:            cfg.Now,
 		log:            cfg.Logger,
+		routing:        !cfg.DisableShardRouting,
 	}
 	if c.backoff.max < c.backoff.base {
 		return nil, fmt.Errorf("lockstep: BackoffMax %v below BackoffBase %v", c.backoff.max, c.backoff.base)

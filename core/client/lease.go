@@ -228,7 +228,7 @@ func (c *Client) renew(ctx context.Context, resource, id string, ttl time.Durati
 		body:    api.RenewRequest{Resource: resource, LeaseID: id, TTL: ttl.Milliseconds()},
 		timeout: c.attemptTimeout,
 	}
-	resp, err := call[api.RenewResponse](ctx, c, "renew", req)
+	resp, err := call[api.RenewResponse](ctx, c, "renew", resource, req)
 	if err != nil {
 		return resp, sent, fmt.Errorf("lockstep: renew %q lease %s: %w", resource, id, err)
 	}
@@ -257,7 +257,7 @@ func (l *Lease) Release(ctx context.Context) error {
 		timeout: l.c.attemptTimeout,
 	}
 	inDoubt := false
-	err := l.c.retry(ctx, "release", func(ctx context.Context, endpoint string) error {
+	err := l.c.retry(ctx, "release", l.resource, func(ctx context.Context, endpoint string) error {
 		var reply api.ReleaseResponse
 		err := l.c.roundTrip(ctx, endpoint, req, &reply)
 		if err != nil && retryable(err) {

@@ -21,7 +21,7 @@ func (c *Client) Status(ctx context.Context, resource string) (*api.StatusRespon
 		query:   url.Values{"resource": {resource}},
 		timeout: c.attemptTimeout,
 	}
-	out, err := call[api.StatusResponse](ctx, c, "status", req)
+	out, err := call[api.StatusResponse](ctx, c, "status", resource, req)
 	if err != nil {
 		return nil, fmt.Errorf("lockstep: status %q: %w", resource, err)
 	}
@@ -31,7 +31,7 @@ func (c *Client) Status(ctx context.Context, resource string) (*api.StatusRespon
 // Cluster returns the cluster membership and current leader.
 func (c *Client) Cluster(ctx context.Context) (*api.ClusterResponse, error) {
 	req := request{method: http.MethodGet, path: api.PathCluster, timeout: c.attemptTimeout}
-	out, err := call[api.ClusterResponse](ctx, c, "cluster", req)
+	out, err := call[api.ClusterResponse](ctx, c, "cluster", "", req)
 	if err != nil {
 		return nil, fmt.Errorf("lockstep: cluster: %w", err)
 	}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/lockstep/lockstep/core/gateway"
+	"github.com/lockstep/lockstep/core/node"
+)
+
+// gatewayFlags is the command line of lockd gateway.
+func gatewayFlags(c *gateway.Config, join *string) *flag.FlagSet {
+	*c = gateway.DefaultConfig()
+	fs := flag.NewFlagSet("lockd gateway", flag.ContinueOnError)
+	fs.StringVar(join, "join", "", "members' HTTP API addresses to learn the cluster from: host:port[,host:port]")
+	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTP API address to listen on")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "time to get a request answered, retries included (a blocking acquire adds its wait)")
+	fs.DurationVar(&c.RefreshInterval, "refresh-interval", c.RefreshInterval, "how often to fetch the shard map and leaders again")
+	return fs
+}
+
+func parseGateway(args []string) (gateway.Config, error) {
+	var c gateway.Config
+	var join string
+	if err := parse(gatewayFlags(&c, &join), args); err != nil {
+		return gateway.Config{}, err
+	}
+	for _, a := range strings.Split(join, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.Join = append(c.Join, a)
+		}
+	}
+	if len(c.Join) == 0 {
+		return gateway.Config{}, errors.New("--join is required")
+	}
+	return c, c.Validate()
+}
+
+// runGateway serves a gateway until SIGINT or SIGTERM.
+func runGateway(c gateway.Config, stdout io.Writer, logger *slog.Logger) error {
+	c.Logger = logger
+	g, err := gateway.Start(context.Background(), c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "lockstep gateway: http://%s (joined %s)\n", g.Addr(), strings.Join(c.Join, ","))
+	waitForSignal()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return g.Stop(ctx)
+}
+
+// startDevGateway serves a gateway joined to every dev node.
+func startDevGateway(addr string, peers []node.Peer, logger *slog.Logger) (*gateway.Gateway, error) {
+	c := gateway.DefaultConfig()
+	c.HTTPAddr, c.Logger = addr, logger
+	for _, p := range peers {
+		c.Join = append(c.Join, p.HTTPAddr)
+	}
+	return gateway.Start(context.Background(), c)
+}
+
+func stopDevGateway(g *gateway.Gateway, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.Stop(ctx); err != nil {
+		logger.Warn("stop gateway", "err", err)
+	}
+}

@@ -1,0 +1,105 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/placement"
+)
+
+// Shard routing: the client caches the shard map from GET /cluster and
+// sends a request for a resource straight to its shard's leader, saving
+// the forward hop a member would otherwise make. Without a map (a cluster
+// that publishes none, or none fetched yet) calls go to the endpoints as
+// before; a map only changes which member is asked first.
+const (
+	// routesRefresh is how old a map may get before it is fetched again:
+	// leaders move without any request failing.
+	routesRefresh = 2 * time.Second
+	// routesGap is the least time between two fetches.
+	routesGap = 100 * time.Millisecond
+	// routesTimeout bounds one member's /cluster answer.
+	routesTimeout = time.Second
+)
+
+// routeMap is one fetched shard map; never mutated once published.
+type routeMap struct {
+	version uint64
+	// leaders[s-1] is shard s's leader base URL, "" while unknown.
+	leaders []string
+	fetched time.Time
+}
+
+// routes is the client's shard map cache.
+type routes struct {
+	current  atomic.Pointer[routeMap]
+	fetching atomic.Bool
+	// lastFetch is when the last fetch started (unix ns).
+	lastFetch atomic.Int64
+}
+
+// leaderURL returns the base URL of the leader of resource's shard, or ""
+// when it is unknown; it starts a background refresh when the map is
+// missing or old.
+func (c *Client) leaderURL(resource string) string {
+	if !c.routing {
+		return ""
+	}
+	m := c.routes.current.Load()
+	if m == nil || time.Since(m.fetched) > routesRefresh {
+		c.refreshRoutes()
+	}
+	if m == nil || len(m.leaders) == 0 || resource == "" {
+		return ""
+	}
+	return m.leaders[placement.Of(resource, len(m.leaders))-1]
+}
+
+// refreshRoutes fetches the map in the background unless a fetch runs or
+// one started within routesGap. Calls never wait for it.
+func (c *Client) refreshRoutes() {
+	if time.Since(time.Unix(0, c.routes.lastFetch.Load())) < routesGap || !c.routes.fetching.CompareAndSwap(false, true) {
+		return
+	}
+	c.routes.lastFetch.Store(time.Now().UnixNano())
+	go func() {
+		defer c.routes.fetching.Store(false)
+		c.fetchRoutes(context.Background())
+	}()
+}
+
+// fetchRoutes asks the endpoints in turn, from the one that answered last,
+// for their view and publishes the first that lists shards, unless it is
+// older than the published map.
+func (c *Client) fetchRoutes(ctx context.Context) {
+	start := int(c.preferred.Load())
+	for i := range c.endpoints {
+		endpoint := c.endpoints[(start+i)%len(c.endpoints)]
+		var view api.ClusterResponse
+		req := request{method: http.MethodGet, path: api.PathCluster, query: url.Values{"local": {"true"}}, timeout: routesTimeout}
+		if err := c.roundTrip(ctx, endpoint, req, &view); err != nil {
+			c.log.Debug("lockstep: shard map fetch failed", "endpoint", endpoint, "err", err)
+			continue
+		}
+		if len(view.Shards) == 0 {
+			continue
+		}
+		if cur := c.routes.current.Load(); cur != nil && view.MapVersion < cur.version {
+			return
+		}
+		scheme, _, _ := strings.Cut(endpoint, "://")
+		m := &routeMap{version: view.MapVersion, leaders: make([]string, len(view.Shards)), fetched: time.Now()}
+		for _, sh := range view.Shards {
+			if sh.ID >= 1 && sh.ID <= len(m.leaders) && sh.LeaderHTTP != "" {
+				m.leaders[sh.ID-1] = scheme + "://" + sh.LeaderHTTP
+			}
+		}
+		c.routes.current.Store(m)
+		return
+	}
+}

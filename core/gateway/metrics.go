@@ -1,0 +1,34 @@
+package gateway
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the gateway's Prometheus series.
+type metrics struct {
+	requests   *prometheus.CounterVec
+	retries    *prometheus.CounterVec
+	refreshes  *prometheus.CounterVec
+	mapVersion prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockstep_gateway_requests_total", Help: "Requests relayed by operation and HTTP status.",
+		}, []string{"op", "status"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockstep_gateway_retries_total", Help: "Attempts retried, by reason.",
+		}, []string{"reason"}),
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lockstep_gateway_map_refreshes_total", Help: "Shard map refreshes by result (ok, stale, failed).",
+		}, []string{"result"}),
+		mapVersion: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "lockstep_gateway_map_version", Help: "Version of the shard map the gateway routes by.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.retries, m.refreshes, m.mapVersion,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}

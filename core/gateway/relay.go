@@ -1,0 +1,277 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/lockstep/lockstep/core/api"
+)
+
+// Bounds of relaying one request.
+const (
+	// maxAttempts bounds the members tried for one request.
+	maxAttempts = 8
+	// maxReplyBytes bounds a member's reply.
+	maxReplyBytes = 1 << 20
+	// maxWait bounds the acquire wait the gateway adds to a deadline; a
+	// member refuses more than its MaxWait anyway.
+	maxWait = time.Hour
+	// kickGap is the least time between refreshes a leaderless shard asks for.
+	kickGap = 100 * time.Millisecond
+)
+
+// call is one client request as the gateway relays it.
+type call struct {
+	op       string
+	method   string
+	uri      string // path and query
+	body     []byte
+	ctype    string
+	resource string // "" when the request names none: any member serves it
+	wait     time.Duration
+	// safe: applying it twice is harmless (a read, or an acquire with a
+	// request_id, which members dedupe), so it may be retried after a
+	// failure that came after sending it.
+	safe bool
+}
+
+// parseCall reads what routing needs from a request. A body a member would
+// refuse is still sent to one, so bad input gets a member's own answer.
+func parseCall(r *http.Request, body []byte) call {
+	c := call{op: "other", method: r.Method, uri: r.URL.RequestURI(), body: body, ctype: r.Header.Get("Content-Type")}
+	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	switch r.URL.Path {
+	case api.PathAcquire, api.PathRelease, api.PathRenew:
+		c.op = r.URL.Path[len("/lock/"):]
+		var in struct {
+			Resource  string `json:"resource"`
+			Wait      int64  `json:"wait"`
+			RequestID string `json:"request_id"`
+		}
+		_ = json.Unmarshal(body, &in)
+		c.resource = in.Resource
+		c.wait = min(max(time.Duration(in.Wait)*time.Millisecond, 0), maxWait)
+		c.safe = read || (c.op == "acquire" && in.RequestID != "")
+	case api.PathStatus:
+		c.op, c.resource, c.safe = "status", r.URL.Query().Get("resource"), read
+	case api.PathCluster:
+		c.op, c.safe = "cluster", read
+	default:
+		c.safe = read
+	}
+	return c
+}
+
+// relay serves every API request a member would: it reads the body, sends
+// the request to the leader of its shard and relays the reply.
+func (g *Gateway) relay(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, api.CodeInvalidArgument, fmt.Sprintf("invalid argument: body larger than %d bytes", tooBig.Limit))
+			return
+		}
+		writeError(w, api.CodeInvalidArgument, "invalid argument: reading the body: "+err.Error())
+		return
+	}
+	c := parseCall(r, body)
+	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.RequestTimeout+c.wait)
+	defer cancel()
+	a := g.forward(ctx, c)
+	if c.op == "cluster" && a.status == http.StatusOK {
+		g.noticeVersion(a.body)
+	}
+	a.write(w)
+	g.metrics.requests.WithLabelValues(c.op, strconv.Itoa(a.status)).Inc()
+}
+
+// outcome is one attempt's result: a final answer, or a reason to retry.
+type outcome struct {
+	answer answer
+	// retry names why another member may do better ("" when final).
+	retry string
+	// unknown: the request may have been applied.
+	unknown bool
+}
+
+// forward sends c to its shard's leader and retries, with backoff and a
+// fresh map, while the attempt surely did not apply (or c is safe), the
+// deadline allows and attempts remain; each retry avoids the members that
+// failed it. When it gives up it relays the last member answer, or 504
+// outcome_unknown when some attempt might have applied (a 503 would tell
+// the client nothing happened).
+func (g *Gateway) forward(ctx context.Context, c call) answer {
+	failed := make(map[string]bool, maxAttempts)
+	var last answer
+	unknown := false
+	for attempt := range maxAttempts {
+		seen := g.generation.Load()
+		addr := g.pick(c.resource, failed)
+		o := g.attempt(ctx, addr, c)
+		if o.retry == "" {
+			return o.answer
+		}
+		g.metrics.retries.WithLabelValues(o.retry).Inc()
+		g.cfg.Logger.Debug("gateway: retrying", "op", c.op, "member", addr, "reason", o.retry, "attempt", attempt+1)
+		failed[addr] = true
+		unknown = unknown || o.unknown
+		if o.answer.status != 0 {
+			last = o.answer
+		}
+		pause := g.backoff(attempt)
+		if deadline, ok := ctx.Deadline(); ctx.Err() != nil || (ok && time.Until(deadline) < pause) {
+			break
+		}
+		if err := g.refresh(ctx, seen); err != nil {
+			g.cfg.Logger.Debug("gateway: refresh before retry", "err", err)
+		}
+		if sleep(ctx, pause) != nil {
+			break
+		}
+	}
+	switch {
+	case unknown:
+		return errorAnswer(api.CodeOutcomeUnknown, "outcome unknown: the gateway lost the member's reply and could not settle it before the deadline")
+	case last.status != 0:
+		return last
+	default:
+		return errorAnswer(api.CodeUnavailable, "unavailable: the gateway reached no member in time")
+	}
+}
+
+// attempt sends c to the member at addr once.
+func (g *Gateway) attempt(ctx context.Context, addr string, c call) outcome {
+	req, err := http.NewRequestWithContext(ctx, c.method, "http://"+addr+c.uri, bytes.NewReader(c.body))
+	if err != nil {
+		return outcome{answer: errorAnswer(api.CodeInternal, "internal: build request: "+err.Error())}
+	}
+	if c.ctype != "" {
+		req.Header.Set("Content-Type", c.ctype)
+	}
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return g.lost(ctx, c, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
+	if err != nil {
+		return g.lost(ctx, c, err)
+	}
+	a := answer{status: resp.StatusCode, header: resp.Header, body: body}
+	switch {
+	case resp.StatusCode == http.StatusMisdirectedRequest:
+		return outcome{answer: a, retry: "not_leader"}
+	case resp.StatusCode == http.StatusServiceUnavailable && a.code() == api.CodeUnavailable:
+		return outcome{answer: a, retry: "unavailable"}
+	}
+	return outcome{answer: a}
+}
+
+// lost judges an attempt that got no reply. Only a failed dial surely did
+// not reach the member; after that the request may have been applied, so
+// it is retried only when c is safe, else answered 504 outcome_unknown as
+// a member answers a proposal whose result it lost.
+func (g *Gateway) lost(ctx context.Context, c call, err error) outcome {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && ctx.Err() == nil {
+		return outcome{retry: "dial"}
+	}
+	if c.safe && ctx.Err() == nil {
+		return outcome{retry: "lost", unknown: true}
+	}
+	return outcome{answer: errorAnswer(api.CodeOutcomeUnknown, "outcome unknown: the member's reply was lost: "+err.Error())}
+}
+
+// pick returns the member to send a request for resource to: its shard's
+// leader when the map knows it and it has not failed this request, else
+// the next member (joined or known) that has not.
+func (g *Gateway) pick(resource string, failed map[string]bool) string {
+	m := g.current.Load()
+	if m == nil || (m.leaderOf(resource) == "" && resource != "" && time.Since(m.fetched) > kickGap) {
+		// Until the map names the leader, requests cost a forward hop:
+		// learn it now rather than at the next periodic refresh.
+		g.kick()
+	}
+	if leader := m.leaderOf(resource); leader != "" && !failed[leader] {
+		return leader
+	}
+	members := slices.Clone(g.cfg.Join)
+	if m != nil {
+		for _, a := range m.nodes {
+			if !slices.Contains(members, a) {
+				members = append(members, a)
+			}
+		}
+	}
+	start := int(g.spread.Add(1))
+	for i := range members {
+		if a := members[(start+i)%len(members)]; !failed[a] {
+			return a
+		}
+	}
+	clear(failed) // every member failed once: start over
+	return members[start%len(members)]
+}
+
+// backoff is the pause before retry number retry: full jitter up to
+// min(BackoffMax, BackoffBase*2^retry).
+func (g *Gateway) backoff(retry int) time.Duration {
+	ceiling := g.cfg.BackoffBase
+	for i := 0; i < retry && ceiling < g.cfg.BackoffMax; i++ {
+		ceiling *= 2
+	}
+	ceiling = min(ceiling, g.cfg.BackoffMax)
+	return time.Duration(rand.Int64N(int64(ceiling) + 1))
+}
+
+// noticeVersion refreshes the map when a relayed /cluster reply shows a
+// newer map version than the one the gateway routes by.
+func (g *Gateway) noticeVersion(body []byte) {
+	var v struct {
+		MapVersion uint64 `json:"map_version"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return
+	}
+	if m := g.current.Load(); m == nil || v.MapVersion > m.version {
+		g.kick()
+	}
+}
+
+// kick starts one background refresh unless one is running.
+func (g *Gateway) kick() {
+	if !g.kicking.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer g.kicking.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*viewTimeout)
+		defer cancel()
+		if err := g.refresh(ctx, g.generation.Load()); err != nil {
+			g.cfg.Logger.Debug("gateway: refresh", "err", err)
+		}
+	}()
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
