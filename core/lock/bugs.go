@@ -13,11 +13,18 @@ func (s *State) forgetOnNewTerm() {
 		s.lastToken = 0
 	}
 	if s.cfg.Bugs.QueueInMemory {
+		var unheld []*resource
 		for r := range s.resources.all() {
 			for len(r.queue()) > 0 {
 				w := s.takeWaiter(r, 0)
 				s.clients.unref(w.client)
 			}
+			if r.holderCount() == 0 {
+				unheld = append(unheld, r) // kept by a multi request's queue entry
+			}
+		}
+		for _, r := range unheld {
+			s.resources.remove(r)
 		}
 	}
 }

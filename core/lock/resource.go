@@ -43,8 +43,13 @@ type waiter struct {
 	mode     Mode
 	// attempts are the attempts still waiting for this request: the
 	// original and any retry (same request id) that joined its wait. The
-	// request leaves the queue when the last of them gives up.
+	// request leaves the queue when the last of them gives up. Every part
+	// of a multi request holds equal copies.
 	attempts []attempt
+	// many is the multi request this entry is one part of, nil for a
+	// single-resource request. Its parts share the pointer; it is never
+	// edited.
+	many *manyRequest
 }
 
 // attempt is one proposal of a queued request whose caller waits for it.
