@@ -75,7 +75,13 @@ func (s *State) position(m *manyRequest) int {
 // grant or drop changed meanwhile (s.dirty, which such steps extend), then
 // reindexes each once, in that order. Every extension follows a request
 // leaving its queues, so the passes are bounded by the waiters.
+//
+// The heap must hold valid due times whenever it sifts, yet one settle may
+// change several resources' due times; so each leaves the heap before it
+// changes (r here, the others in grantMany and dropMany) and reindex puts
+// it back.
 func (s *State) settle(index uint64, r *resource) {
+	s.unheap(r)
 	s.dirty = append(s.dirty, r)
 	for i := 0; i < len(s.dirty); i++ {
 		s.promote(index, s.dirty[i])
@@ -90,12 +96,33 @@ func (s *State) settle(index uint64, r *resource) {
 	s.dirty = s.dirty[:0]
 }
 
+// unheap takes r out of the expiry heap, if it is there, and reports
+// whether it was.
+func (s *State) unheap(r *resource) bool {
+	if r.heapIndex < 0 {
+		return false
+	}
+	s.expiry.remove(r)
+	return true
+}
+
+// reheap changes r with change, which may move its due time, keeping the
+// heap valid throughout.
+func (s *State) reheap(r *resource, change func()) {
+	was := s.unheap(r)
+	change()
+	if was {
+		s.expiry.push(r)
+	}
+}
+
 // dropMany removes every part of m without granting it, and remembers
 // under m's lease id that it was never granted. The caller settles.
 func (s *State) dropMany(index uint64, m *manyRequest) {
 	var ended Lease
 	for j := range m.resources {
 		r, i := s.part(m, j)
+		s.unheap(r)
 		w := s.takeWaiter(r, i)
 		client := s.clients.name(w.client)
 		ended = Lease{ID: m.base, ClientID: client, Mode: w.mode, TTLMs: int64(w.ttlMs)}
@@ -119,6 +146,7 @@ func (s *State) grantMany(index uint64, m *manyRequest) bool {
 	leases := make([]Lease, 0, len(m.resources))
 	for j := range m.resources {
 		r, _ := s.part(m, j)
+		s.unheap(r)
 		taken := s.takeWaiter(r, 0)
 		leases = append(leases, s.grant(index, r, taken.id, taken.client, taken.mode, int64(taken.ttlMs), &taken))
 		s.tagLast(m)
@@ -310,6 +338,9 @@ func (s *State) enqueueMany(index uint64, cmd *Command) Result {
 		pos = max(pos, len(r.queue()))
 		lease := Lease{ID: w.id, ClientID: cmd.ClientID, Mode: w.mode, ExpiresAt: deadline}
 		s.emitEvent(index, name, m.tag(Event{Kind: EventEnqueue, Lease: lease}))
+		// A resource kept by this queue entry alone waits in the heap for
+		// the request's deadline.
+		s.reindex(index, r)
 	}
 	return Result{Queued: true, Position: pos, Lease: Lease{ID: m.base, ClientID: cmd.ClientID, Mode: cmd.Mode}}
 }

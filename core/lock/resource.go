@@ -1,6 +1,9 @@
 package lock
 
-import "slices"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // holder is the stored form of a live lease. It is kept small on purpose
 // (40 B): the first holder of every resource is stored inline and memory per
@@ -185,8 +188,16 @@ func (r *resource) compatible(m Mode) bool {
 }
 
 // due is the earliest expiry among holders, with the token of that holder
-// as a tie-breaker (tokens are unique).
+// as a tie-breaker (tokens are unique). A resource without holders is
+// headed by a multi request (reindex keeps no other kind): it is due at
+// that request's deadline, when the queue may move on, tie-broken by the
+// top bit and the low bits of the head's lease id, which tell such
+// resources apart (the parts of one request differ there) and from holders.
 func (r *resource) due() (int64, uint64) {
+	if r.first.token == 0 {
+		w := &r.more.queue[0]
+		return w.deadline, 1<<63 | binary.BigEndian.Uint64(w.id[8:])&(1<<63-1)
+	}
 	at, token := r.first.expiresAt, r.first.token
 	if r.more != nil {
 		for i := range r.more.shared {

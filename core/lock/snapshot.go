@@ -320,8 +320,8 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 		// lock nobody holds.
 		if q := r.queue(); len(q) == 0 || q[0].many == nil {
 			d.err = fmt.Errorf("%w: resource %q has no holders", ErrCorrupt, r.name)
+			return
 		}
-		return
 	}
 	s.expiry.push(r)
 }

@@ -209,7 +209,10 @@ func (s *State) join(index uint64, r *resource, i int, cmd *Command) {
 		deadline: s.clock.now + cmd.WaitMs*int64(time.Millisecond)}
 	if w.many != nil {
 		// Every part of a multi request keeps the same attempts.
-		s.eachPart(w.many, func(part *resource, j int) { s.joinPart(index, part, j, a) })
+		// A part's deadline may be its resource's due time (resource.due).
+		s.eachPart(w.many, func(part *resource, j int) {
+			s.reheap(part, func() { s.joinPart(index, part, j, a) })
+		})
 		return
 	}
 	s.joinPart(index, r, i, a)
@@ -235,7 +238,10 @@ func (s *State) dropAttempts(r *resource, i int, gone func(attempt) bool) bool {
 	if w.many != nil {
 		// Every part holds the same attempts, so each keeps the same ones.
 		left := false
-		s.eachPart(w.many, func(part *resource, j int) { left = s.dropPartAttempts(&part.more.queue[j], gone) })
+		// A part's deadline may be its resource's due time (resource.due).
+		s.eachPart(w.many, func(part *resource, j int) {
+			s.reheap(part, func() { left = s.dropPartAttempts(&part.more.queue[j], gone) })
+		})
 		return left
 	}
 	return s.dropPartAttempts(w, gone)
@@ -586,16 +592,16 @@ func (s *State) promote(index uint64, r *resource) {
 // reindex puts r where its holders say: in the expiry heap while it has any,
 // deleted once it has none (a free lock never keeps a queue: promote ran),
 // unless a multi request heads its queue, waiting for its other resources.
+// A resource kept by its queue alone stays in the heap at the deadline of
+// the multi request heading it: once that passes, the requests behind it
+// may be granted, and no holder's expiry would come to tell them.
 func (s *State) reindex(index uint64, r *resource) {
-	if r.holderCount() == 0 {
+	if q := r.queue(); r.holderCount() == 0 && (len(q) == 0 || q[0].many == nil) {
+		if len(q) != 0 {
+			panic("lock: queue left behind a free lock")
+		}
 		if r.heapIndex >= 0 {
 			s.expiry.remove(r)
-		}
-		if q := r.queue(); len(q) != 0 {
-			if q[0].many == nil {
-				panic("lock: queue left behind a free lock")
-			}
-			return
 		}
 		s.emit(index, EventFreed, r.name, Lease{}, false)
 		s.resources.remove(r) // zeroes the record, so it comes after emit
