@@ -27,6 +27,9 @@ const (
 	CheckExpiry = "expiry"
 	// CheckQueue: a status listed another queue than the trace had.
 	CheckQueue = "queue"
+	// CheckAtomic: a multi request (acquire_many) was granted, queued or
+	// cancelled on part of its resources, or across log indexes.
+	CheckAtomic = "atomic"
 )
 
 // DefaultLinearizabilityTimeout is used when Options leaves it zero.
@@ -192,6 +195,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 	checkRequestIDs(h, &f)
 	trace := sortedTrace(h.Trace)
 	checkAccounted(h, trace, &f)
+	checkAtomic(trace, &f)
 	replay := replayQueues(trace)
 	checkFencing(h, trace, &f)
 	checkFIFO(replay, opts, &f, &res.Stats)

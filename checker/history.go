@@ -107,6 +107,11 @@ type TraceEvent struct {
 	Mode      string `json:"mode,omitempty"`
 	Token     uint64 `json:"token,omitempty"`
 	ExpiresAt int64  `json:"expires_at,omitempty"`
+	// Many, on the enqueue, join, cancel and grant events of a multi
+	// request (acquire_many), is the request's lease id (lock.Event.Many)
+	// and ManySize its number of resources; empty for single requests.
+	Many     string `json:"many,omitempty"`
+	ManySize int    `json:"many_size,omitempty"`
 }
 
 // Fault is one injected fault window.

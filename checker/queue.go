@@ -115,7 +115,9 @@ func checkQueueProgress(trace []TraceEvent, f *findings) {
 			allShared = allShared && !exclusive
 		}
 		switch {
-		case len(s.holders) == 0:
+		case len(s.holders) == 0 && head.Many == "":
+			// A multi request at the head keeps a free lock queued while
+			// it waits for its other resources; otherwise the head was due.
 			f.add(Violation{Check: CheckQueue, Resource: r, Index: index, LeaseIDs: []string{head.LeaseID},
 				Message: fmt.Sprintf("after index %d %q has no holder but %d queued request(s), head %s (%s)", index, r, len(s.queue), head.LeaseID, head.Client)})
 		case allShared && !isExclusive(head.Mode):

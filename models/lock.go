@@ -20,6 +20,9 @@ const (
 	Release OpKind = "release"
 	Renew   OpKind = "renew"
 	Status  OpKind = "status"
+	// AcquireMany takes every resource of LockInput.Resources at once or
+	// none (lock_many.go).
+	AcquireMany OpKind = "acquire_many"
 )
 
 // Lock modes, spelled as on the wire.
@@ -60,6 +63,10 @@ type LockInput struct {
 	Policy string `json:"policy,omitempty"`
 	// LeaseID names the lease a release or renew acts on.
 	LeaseID string `json:"lease_id,omitempty"`
+	// Resources are an AcquireMany's resources in request order; Resource
+	// is then empty as recorded (the model's partitions set it to the
+	// resource each copy of the operation is judged on).
+	Resources []string `json:"resources,omitempty"`
 }
 
 // LockOutput is the return half of one lock operation.
@@ -79,6 +86,17 @@ type LockOutput struct {
 	// Queue is a status reply's wait queue, head first. The model does not
 	// judge it (queues are judged against the committed trace).
 	Queue []WaiterView `json:"queue,omitempty"`
+	// Leases are an AcquireMany's grants, one per resource in request
+	// order, when Granted (or lease_ended); none otherwise.
+	Leases []ManyLease `json:"leases,omitempty"`
+}
+
+// ManyLease is one resource's grant in an AcquireMany reply.
+type ManyLease struct {
+	Resource  string `json:"resource"`
+	LeaseID   string `json:"lease_id"`
+	Token     uint64 `json:"token"`
+	ExpiresAt int64  `json:"expires_at"`
 }
 
 // WaiterView is one queued request as a status reply reports it.
@@ -182,11 +200,13 @@ var Lock = NewLock(LockOptions{TimeSlack: DefaultTimeSlack})
 // partitionByResource splits a history so each lock is checked on its own:
 // operations on different resources never constrain each other, because the
 // model keeps no state shared between resources (tokens are checked per
-// resource, which is weaker than the group-wide order but sound).
+// resource, which is weaker than the group-wide order but sound). An
+// AcquireMany is judged in every partition of its resources (see
+// projectMany), so histories with multi requests keep this speed.
 func partitionByResource(history []porcupine.Operation) [][]porcupine.Operation {
 	index := make(map[string]int)
 	var parts [][]porcupine.Operation
-	for _, op := range history {
+	for _, op := range projectMany(history) {
 		r := op.Input.(LockInput).Resource
 		i, ok := index[r]
 		if !ok {
@@ -236,6 +256,8 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 		call = fmt.Sprintf("renew(%s, ttl=%s)", in.LeaseID, fmtTime(in.TTL))
 	case Status:
 		call = "status()"
+	case AcquireMany:
+		call = fmt.Sprintf("acquire_many(%s %s %v, ttl=%s)", in.ClientID, shortMode(in.Mode), in.Resources, fmtTime(in.TTL))
 	default:
 		call = fmt.Sprintf("%s()", in.Op)
 	}
@@ -245,8 +267,10 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 		ret = "unknown"
 	case out.Code != "":
 		ret = out.Code
-	case in.Op == Acquire && !out.Granted:
+	case isAcquire(in.Op) && !out.Granted:
 		ret = "not granted"
+	case in.Op == AcquireMany:
+		ret = fmt.Sprintf("%s #%d exp=%s (%d leases)", out.LeaseID, out.Token, fmtTime(out.ExpiresAt), len(out.Leases))
 	case in.Op == Acquire:
 		ret = fmt.Sprintf("%s #%d exp=%s", out.LeaseID, out.Token, fmtTime(out.ExpiresAt))
 	case in.Op == Renew:

@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -119,7 +120,7 @@ func TestLockPlan(t *testing.T) {
 			t.Errorf("op %d (%s): got %+v", tc.op, c.Op, c)
 		}
 	}
-	if in := LockInputOf(parts[0][0].Input); in != ops[0].Input {
+	if in := LockInputOf(parts[0][0].Input); !reflect.DeepEqual(in, ops[0].Input) {
 		t.Errorf("LockInputOf = %+v", in)
 	}
 }

@@ -69,10 +69,13 @@ func setAside(in LockInput, out LockOutput) bool {
 	if out.Unknown {
 		// Acquire: a phantom, counted by lockCall.phantoms. Release and
 		// renew: applied lazily, see lockCall.indefinite. Status: none.
-		return in.Op == Acquire || in.Op == Release || in.Op == Renew || in.Op == Status
+		return isAcquire(in.Op) || in.Op == Release || in.Op == Renew || in.Op == Status
 	}
 	switch in.Op {
-	case Acquire:
+	case Acquire, AcquireMany:
+		if in.Op == AcquireMany && manyMalformed(in, out) != nil {
+			return false // stepped, to be rejected
+		}
 		return (out.Code != "" && out.Code != CodeLeaseEnded) || (out.Code == "" && !out.Granted)
 	case Release, Renew:
 		return out.Code != "" && out.Code != CodeNotHolder
@@ -87,7 +90,7 @@ func setAside(in LockInput, out LockOutput) bool {
 // reference step rejects the operation once log time has passed it. A
 // not_holder without a LogTime is the one effective answer without one.
 func decidedAt(in LockInput, out LockOutput) (int64, bool) {
-	if in.Op != Acquire && in.Op != Release && in.Op != Renew && in.Op != Status {
+	if !isAcquire(in.Op) && in.Op != Release && in.Op != Renew && in.Op != Status {
 		return 0, false
 	}
 	if out.Code == CodeNotHolder && out.LogTime == 0 || out.Code == CodeLeaseEnded {
@@ -124,7 +127,7 @@ func planResource(ops []porcupine.Operation) (stepped, aside []porcupine.Operati
 	for i, op := range ops {
 		in, out := op.Input.(LockInput), op.Output.(LockOutput)
 		switch {
-		case out.Unknown && in.Op == Acquire, in.Op == Acquire && out.Code == CodeLeaseEnded:
+		case out.Unknown && isAcquire(in.Op), isAcquire(in.Op) && out.Code == CodeLeaseEnded:
 			// Either may have granted a lease a status reveals before it.
 			acquireCalls = append(acquireCalls, op.Call)
 		case out.Unknown && (in.Op == Release || in.Op == Renew):

@@ -205,6 +205,8 @@ func (sp lockSpec) step(s lockState, in LockInput, out LockOutput) ([]lockState,
 	switch in.Op {
 	case Acquire:
 		return sp.acquire(s, in, out)
+	case AcquireMany:
+		return sp.acquireMany(s, in, out)
 	case Release:
 		return sp.release(s, in, out)
 	case Renew:

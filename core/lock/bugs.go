@@ -13,11 +13,21 @@ func (s *State) forgetOnNewTerm() {
 		s.lastToken = 0
 	}
 	if s.cfg.Bugs.QueueInMemory {
+		var unheld []*resource
 		for r := range s.resources.all() {
+			if r.holderCount() == 0 {
+				// Kept by a multi request's queue entry, and in the heap by
+				// its deadline: out before the queue goes.
+				s.unheap(r)
+				unheld = append(unheld, r)
+			}
 			for len(r.queue()) > 0 {
 				w := s.takeWaiter(r, 0)
 				s.clients.unref(w.client)
 			}
+		}
+		for _, r := range unheld {
+			s.resources.remove(r)
 		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 
 // commandVersion is the first byte of every encoded command, so the format
 // can change without misreading old logs. Version 1 lacked the fields after
-// RequestID; it still decodes, with them zero.
-const commandVersion = 2
+// RequestID, version 2 Resources; they still decode, with those zero.
+const commandVersion = 3
 
 // AppendCommand appends the binary form of cmd to buf. The format is
 // hand-written (no reflection) because it is on the hot path of every write.
@@ -32,7 +32,8 @@ func AppendCommand(buf []byte, cmd *Command) []byte {
 	if cmd.CallerGone {
 		flags |= 1
 	}
-	return append(buf, flags)
+	buf = append(buf, flags)
+	return appendStrings(buf, cmd.Resources)
 }
 
 // DecodeCommand parses what AppendCommand wrote.
@@ -40,7 +41,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	var cmd Command
 	d := decoder{b: b}
 	v := d.byte()
-	if v != 1 && v != commandVersion {
+	if v < 1 || v > commandVersion {
 		return cmd, fmt.Errorf("%w: command version %d", ErrCorrupt, v)
 	}
 	cmd.Op = Op(d.byte())
@@ -62,6 +63,9 @@ func DecodeCommand(b []byte) (Command, error) {
 			cmd.Suspects = append(cmd.Suspects, d.string())
 		}
 		cmd.CallerGone = d.byte()&1 != 0
+	}
+	if v >= 3 {
+		cmd.Resources = d.strings()
 	}
 	if d.err == nil && d.off != len(b) {
 		d.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b)-d.off)

@@ -23,6 +23,11 @@ type dedupeEntry struct {
 	lease   Lease
 	granted bool
 	policy  Policy
+	// resources, for a multi request, are its resources in request order
+	// (resource is then empty) and leases its grants (lease is leases[0]
+	// once granted, else it carries the request's lease id).
+	resources []string
+	leases    []Lease
 }
 
 // sameRequest reports whether cmd repeats the acquire e remembers. The wait

@@ -1,7 +1,8 @@
 package lock
 
-// expiryHeap orders resources with holders by their earliest lease expiry,
-// so the leases due at log time T are found without a scan. It holds 4-byte
+// expiryHeap orders resources with holders by their earliest lease expiry
+// (and those a multi request's queue entry keeps by its deadline, see
+// resource.due), so the leases due at log time T are found without a scan. It holds 4-byte
 // arena ids and is intrusive (each resource keeps its heap index) so it costs
 // about 4 bytes per resource. Ties break on the fencing token, which is
 // unique, so the order is total and a replica restored from a snapshot

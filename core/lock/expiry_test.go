@@ -3,6 +3,7 @@ package lock
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestExpiryAtScale(t *testing.T) {
 	for _, e := range log[:cut] {
 		a, _ := live.Apply(e)
 		b, _ := replay.Apply(e)
-		if a != b {
+		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("entry %d: results differ: %+v vs %+v", e.Index, a, b)
 		}
 	}

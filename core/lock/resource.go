@@ -1,6 +1,9 @@
 package lock
 
-import "slices"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // holder is the stored form of a live lease. It is kept small on purpose
 // (40 B): the first holder of every resource is stored inline and memory per
@@ -43,8 +46,13 @@ type waiter struct {
 	mode     Mode
 	// attempts are the attempts still waiting for this request: the
 	// original and any retry (same request id) that joined its wait. The
-	// request leaves the queue when the last of them gives up.
+	// request leaves the queue when the last of them gives up. Every part
+	// of a multi request holds equal copies.
 	attempts []attempt
+	// many is the multi request this entry is one part of, nil for a
+	// single-resource request. Its parts share the pointer; it is never
+	// edited.
+	many *manyRequest
 }
 
 // attempt is one proposal of a queued request whose caller waits for it.
@@ -180,8 +188,16 @@ func (r *resource) compatible(m Mode) bool {
 }
 
 // due is the earliest expiry among holders, with the token of that holder
-// as a tie-breaker (tokens are unique).
+// as a tie-breaker (tokens are unique). A resource without holders is
+// headed by a multi request (reindex keeps no other kind): it is due at
+// that request's deadline, when the queue may move on, tie-broken by the
+// top bit and the low bits of the head's lease id, which tell such
+// resources apart (the parts of one request differ there) and from holders.
 func (r *resource) due() (int64, uint64) {
+	if r.first.token == 0 {
+		w := &r.more.queue[0]
+		return w.deadline, 1<<63 | binary.BigEndian.Uint64(w.id[8:])&(1<<63-1)
+	}
 	at, token := r.first.expiresAt, r.first.token
 	if r.more != nil {
 		for i := range r.more.shared {

@@ -5,7 +5,8 @@ import (
 	"fmt"
 )
 
-const resultVersion = 1
+// resultVersion 1 lacked Leases and Blocked; it still decodes.
+const resultVersion = 2
 
 // AppendResult appends the binary form of res: a follower forwards a command
 // to the leader and gets the leader's Result back in this form.
@@ -39,14 +40,19 @@ func AppendResult(buf []byte, res *Result) []byte {
 			buf = appendString(buf, w.ClientID)
 		}
 	}
-	return buf
+	buf = binary.AppendUvarint(buf, uint64(len(res.Leases)))
+	for _, l := range res.Leases {
+		buf = appendLease(buf, l)
+	}
+	return appendString(buf, res.Blocked)
 }
 
 // DecodeResult parses what AppendResult wrote.
 func DecodeResult(b []byte) (Result, error) {
 	var res Result
 	d := decoder{b: b}
-	if v := d.byte(); v != resultVersion {
+	v := d.byte()
+	if v != 1 && v != resultVersion {
 		return res, fmt.Errorf("%w: result version %d", ErrCorrupt, v)
 	}
 	res.Code = Code(d.byte())
@@ -72,6 +78,13 @@ func DecodeResult(b []byte) (Result, error) {
 			st.Queue = append(st.Queue, w)
 		}
 		res.Status = st
+	}
+	if v >= 2 {
+		nl := d.count(20)
+		for i := 0; i < nl && d.err == nil; i++ {
+			res.Leases = append(res.Leases, d.lease())
+		}
+		res.Blocked = d.string()
 	}
 	if d.err == nil && d.off != len(b) {
 		d.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b)-d.off)

@@ -10,11 +10,17 @@ import (
 
 // snapshotMagic starts every snapshot; the trailing digit is the version.
 // Version 2 lacked holders' unclaimed flags, waiters' owner and host, and
-// the policy of remembered requests; it still restores, with them zero.
+// the policy of remembered requests; version 3 lacked multi requests. Both
+// still restore, with what they lack zero.
 const (
-	snapshotMagic   = "LKSNAP3\n"
+	snapshotMagic   = "LKSNAP4\n"
+	snapshotMagicV3 = "LKSNAP3\n"
 	snapshotMagicV2 = "LKSNAP2\n"
 )
+
+// manyFlag marks a multi request's queue entry in its snapshot mode byte;
+// the request's lease id and resources follow the entry.
+const manyFlag = 0x80
 
 // unclaimedFlag marks an unclaimed holder in its snapshot mode byte; the
 // owning attempt's id follows the holder.
@@ -71,11 +77,19 @@ func (s *State) appendCore(buf []byte) []byte {
 		buf = binary.AppendUvarint(buf, uint64(len(q)))
 		for _, w := range q {
 			buf = append(buf, w.id[:]...)
-			buf = append(buf, byte(w.mode))
+			if w.many != nil {
+				buf = append(buf, byte(w.mode)|manyFlag)
+			} else {
+				buf = append(buf, byte(w.mode))
+			}
 			buf = binary.AppendVarint(buf, w.deadline)
 			buf = binary.AppendUvarint(buf, uint64(w.ttlMs))
 			buf = appendString(buf, s.clients.name(w.client))
 			buf = appendAttempts(buf, w.attempts)
+			if w.many != nil {
+				buf = append(buf, w.many.base[:]...)
+				buf = appendStrings(buf, w.many.resources)
+			}
 		}
 	}
 	return buf
@@ -124,7 +138,30 @@ func appendDedupeEntry(buf []byte, key string, at int64, e dedupeEntry) []byte {
 	} else {
 		buf = append(buf, 0)
 	}
-	return append(buf, byte(e.policy))
+	buf = append(buf, byte(e.policy))
+	buf = appendStrings(buf, e.resources)
+	buf = binary.AppendUvarint(buf, uint64(len(e.leases)))
+	for _, l := range e.leases {
+		buf = appendLease(buf, l)
+	}
+	return buf
+}
+
+func appendStrings(buf []byte, list []string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(list)))
+	for _, v := range list {
+		buf = appendString(buf, v)
+	}
+	return buf
+}
+
+func (d *decoder) strings() []string {
+	n := d.count(1)
+	var list []string
+	for i := 0; i < n && d.err == nil; i++ {
+		list = append(list, d.string())
+	}
+	return list
 }
 
 func appendLease(buf []byte, l Lease) []byte {
@@ -146,6 +183,13 @@ func (d *decoder) dedupe(t *dedupeTable) {
 		if d.version >= 3 {
 			e.policy = Policy(d.byte())
 		}
+		if d.version >= 4 {
+			e.resources = d.strings()
+			nl := d.count(20)
+			for j := 0; j < nl && d.err == nil; j++ {
+				e.leases = append(e.leases, d.lease())
+			}
+		}
 		t.put(key, at, e)
 	}
 }
@@ -164,9 +208,11 @@ func (d *decoder) lease() Lease {
 // Restore replaces the state with a decoded snapshot. On error the state is
 // left unchanged.
 func (s *State) Restore(b []byte) error {
-	version := 3
+	version := 4
 	switch {
 	case len(b) >= len(snapshotMagic) && string(b[:len(snapshotMagic)]) == snapshotMagic:
+	case len(b) >= len(snapshotMagicV3) && string(b[:len(snapshotMagicV3)]) == snapshotMagicV3:
+		version = 3
 	case len(b) >= len(snapshotMagicV2) && string(b[:len(snapshotMagicV2)]) == snapshotMagicV2:
 		version = 2
 	default:
@@ -184,8 +230,12 @@ func (s *State) Restore(b []byte) error {
 	fresh.clock.term = d.uvarint()
 	fresh.clock.mono = d.varint()
 	nres := d.count(3)
+	many := make(map[LeaseID]*manyParts)
 	for i := 0; i < nres && d.err == nil; i++ {
-		fresh.restoreResource(&d)
+		fresh.restoreResource(&d, many)
+	}
+	if d.err == nil {
+		d.err = checkManyParts(many)
 	}
 	d.dedupe(&fresh.dedupe)
 	d.dedupe(&fresh.settled)
@@ -202,7 +252,7 @@ func (s *State) Restore(b []byte) error {
 
 func validMode(m Mode) bool { return m == Exclusive || m == Shared }
 
-func (s *State) restoreResource(d *decoder) {
+func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 	name := d.string()
 	if d.err != nil {
 		return
@@ -244,7 +294,8 @@ func (s *State) restoreResource(d *decoder) {
 	for j := 0; j < nq && d.err == nil; j++ {
 		var w waiter
 		d.bytes(w.id[:])
-		w.mode = Mode(d.byte())
+		modeByte := d.byte()
+		w.mode = Mode(modeByte &^ manyFlag)
 		w.deadline = d.varint()
 		w.ttlMs = uint32(d.uvarint())
 		w.client = s.clients.ref(d.string())
@@ -252,6 +303,9 @@ func (s *State) restoreResource(d *decoder) {
 			w.attempts = d.attempts()
 		} else {
 			w.attempts = []attempt{{id: w.id, deadline: w.deadline}}
+		}
+		if modeByte&manyFlag != 0 {
+			w.many = restorePart(d, many, r.name, w.id)
 		}
 		if d.err == nil && !validMode(w.mode) {
 			d.err = fmt.Errorf("%w: resource %q: waiter mode %d", ErrCorrupt, r.name, w.mode)
@@ -262,10 +316,55 @@ func (s *State) restoreResource(d *decoder) {
 		return
 	}
 	if r.holderCount() == 0 {
-		d.err = fmt.Errorf("%w: resource %q has no holders", ErrCorrupt, r.name)
-		return
+		// Only a multi request, waiting for its other resources, keeps a
+		// lock nobody holds.
+		if q := r.queue(); len(q) == 0 || q[0].many == nil {
+			d.err = fmt.Errorf("%w: resource %q has no holders", ErrCorrupt, r.name)
+			return
+		}
 	}
 	s.expiry.push(r)
+}
+
+// manyParts gathers the queue entries of one multi request while a
+// snapshot restores.
+type manyParts struct {
+	request *manyRequest
+	seen    uint64 // bit j: part j was restored
+}
+
+// restorePart reads the multi request of the queue entry id on resource
+// name and links it to the request's other parts.
+func restorePart(d *decoder, many map[LeaseID]*manyParts, name string, id LeaseID) *manyRequest {
+	var base LeaseID
+	d.bytes(base[:])
+	resources := d.strings()
+	if d.err != nil {
+		return nil
+	}
+	p := many[base]
+	if p == nil {
+		p = &manyParts{request: &manyRequest{base: base, resources: resources}}
+		many[base] = p
+	}
+	j := slices.Index(resources, name)
+	if len(resources) > MaxManyResources || j < 0 || ManyLeaseID(base, j) != id ||
+		!slices.Equal(resources, p.request.resources) || p.seen&(1<<j) != 0 {
+		d.err = fmt.Errorf("%w: multi request %s: queue entry %s on %q does not fit", ErrCorrupt, base, id, name)
+		return nil
+	}
+	p.seen |= 1 << j
+	return p.request
+}
+
+// checkManyParts requires every multi request to be in all of its queues.
+func checkManyParts(many map[LeaseID]*manyParts) error {
+	for base, p := range many {
+		if p.seen != 1<<len(p.request.resources)-1 {
+			return fmt.Errorf("%w: multi request %s misses queue entries", ErrCorrupt, base)
+		}
+	}
+	return nil
 }
 
 func appendBool(buf []byte, b bool) []byte {

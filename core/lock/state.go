@@ -9,7 +9,6 @@ package lock
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -43,6 +42,9 @@ type State struct {
 	// or by a cancel that found it and told its caller). Only such a grant
 	// may be released as an orphan, and only by its owner.
 	unclaimed map[LeaseID]claim
+	// dirty lists the resources whose queues a multi request's grant or
+	// drop changed besides the one being settled (see settle).
+	dirty []*resource
 }
 
 // logClock turns (term, leader monotonic reading) pairs into one
@@ -117,6 +119,9 @@ func (s *State) Apply(e Entry) (Result, []Event) {
 	s.settled.evict(s.clock.now-int64(s.cfg.DedupeWindow), s.cfg.DedupeMax)
 	res.LogTime = s.clock.now
 	s.assertInvariants(cmd.Resource)
+	for _, name := range cmd.Resources {
+		s.assertInvariants(name)
+	}
 	return res, s.events
 }
 
@@ -139,6 +144,8 @@ func (s *State) apply(index uint64, cmd *Command) Result {
 		return s.hello(index, cmd)
 	case OpOrphan:
 		return s.orphan(index, cmd)
+	case OpAcquireMany:
+		return s.acquireManyDeduped(index, cmd)
 	}
 	panic(fmt.Sprintf("lock: op %v passed Check but has no handler", cmd.Op))
 }
@@ -200,11 +207,26 @@ func (s *State) join(index uint64, r *resource, i int, cmd *Command) {
 	}
 	a := attempt{id: cmd.LeaseID, host: cmd.Host, incarnation: cmd.Incarnation,
 		deadline: s.clock.now + cmd.WaitMs*int64(time.Millisecond)}
+	if w.many != nil {
+		// Every part of a multi request keeps the same attempts.
+		// A part's deadline may be its resource's due time (resource.due).
+		s.eachPart(w.many, func(part *resource, j int) {
+			s.reheap(part, func() { s.joinPart(index, part, j, a) })
+		})
+		return
+	}
+	s.joinPart(index, r, i, a)
+}
+
+// joinPart adds attempt a to waiter i of r.
+func (s *State) joinPart(index uint64, r *resource, i int, a attempt) {
+	w := &r.more.queue[i]
 	w.attempts = append(w.attempts, a)
 	s.queuedByHost[a.host]++
 	if a.deadline > w.deadline {
 		w.deadline = a.deadline
-		s.emit(index, EventJoin, r.name, Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode, ExpiresAt: a.deadline}, false)
+		ev := Event{Kind: EventJoin, Lease: Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode, ExpiresAt: a.deadline}}
+		s.emitEvent(index, r.name, w.many.tag(ev))
 	}
 }
 
@@ -213,6 +235,20 @@ func (s *State) join(index uint64, r *resource, i int, cmd *Command) {
 // any is left; a waiter with none must leave the queue.
 func (s *State) dropAttempts(r *resource, i int, gone func(attempt) bool) bool {
 	w := &r.more.queue[i]
+	if w.many != nil {
+		// Every part holds the same attempts, so each keeps the same ones.
+		left := false
+		// A part's deadline may be its resource's due time (resource.due).
+		s.eachPart(w.many, func(part *resource, j int) {
+			s.reheap(part, func() { left = s.dropPartAttempts(&part.more.queue[j], gone) })
+		})
+		return left
+	}
+	return s.dropPartAttempts(w, gone)
+}
+
+// dropPartAttempts is dropAttempts on one queue entry.
+func (s *State) dropPartAttempts(w *waiter, gone func(attempt) bool) bool {
 	kept := w.attempts[:0]
 	w.deadline = 0
 	for _, a := range w.attempts {
@@ -247,14 +283,11 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 		}
 		// Waiters whose deadline passed must not block this request.
 		// Granting the waiters behind them moves r's earliest expiry, so the
-		// heap must hear of it even if this request is refused. r keeps its
-		// holders (expireDue ran first), so reindex cannot free it.
-		id := r.id
-		s.promote(index, r)
-		s.reindex(index, r)
-		if r.id != id {
-			panic("lock: acquire's resource was freed under it")
-		}
+		// heap must hear of it even if this request is refused. A resource
+		// only a multi request's queue entry kept may be freed by that, so
+		// it is looked up again.
+		s.settle(index, r)
+		r = s.resources.find(cmd.Resource)
 	}
 	if r == nil {
 		if s.resources.len() >= s.cfg.MaxResources {
@@ -324,8 +357,7 @@ func (s *State) release(index uint64, cmd *Command) Result {
 	}
 	lease := s.dropHolder(r, i)
 	s.emit(index, EventRelease, r.name, lease, false)
-	s.promote(index, r)
-	s.reindex(index, r)
+	s.settle(index, r)
 	return Result{Lease: lease}
 }
 
@@ -351,6 +383,9 @@ func (s *State) renew(index uint64, cmd *Command) Result {
 }
 
 func (s *State) cancel(index uint64, cmd *Command) Result {
+	if len(cmd.Resources) > 0 {
+		return s.cancelMany(index, cmd)
+	}
 	r := s.resources.find(cmd.Resource)
 	if r == nil {
 		return s.settledResult(cmd.LeaseID)
@@ -361,8 +396,7 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 			return Result{Queued: true, Position: i + 1, Lease: Lease{ID: cmd.LeaseID}}
 		}
 		s.dropWaiter(index, r, i)
-		s.promote(index, r)
-		s.reindex(index, r)
+		s.settle(index, r)
 		return Result{Position: i + 1}
 	}
 	if i := r.findHolder(cmd.LeaseID); i >= 0 {
@@ -404,7 +438,7 @@ func (s *State) settledResult(id LeaseID) Result {
 		return Result{}
 	}
 	if e, ok := s.settled.get(string(id[:])); ok && e.granted {
-		return Result{Code: LeaseEnded, Lease: e.lease}
+		return Result{Code: LeaseEnded, Lease: e.lease, Leases: e.leases}
 	}
 	return Result{}
 }
@@ -417,26 +451,31 @@ func (s *State) hello(index uint64, cmd *Command) Result {
 		return Result{}
 	}
 	earlier := func(a attempt) bool { return a.host == cmd.Host && a.incarnation != cmd.Incarnation }
-	var touched []*resource
+	var touched []string
 	for r := range s.resources.all() {
 		for _, w := range r.queue() {
 			if slices.ContainsFunc(w.attempts, earlier) {
-				touched = append(touched, r)
+				touched = append(touched, r.name)
 				break
 			}
 		}
 	}
 	// Events must come in the same order on every replica; slot order is
 	// history-dependent (a restored replica numbers slots by name).
-	slices.SortFunc(touched, func(a, b *resource) int { return strings.Compare(a.name, b.name) })
-	for _, r := range touched {
+	slices.Sort(touched)
+	for _, name := range touched {
+		// Settling an earlier name may have freed this one (a multi
+		// request's queue entry kept it), or emptied its queue already.
+		r := s.resources.find(name)
+		if r == nil {
+			continue
+		}
 		for i := len(r.queue()) - 1; i >= 0; i-- {
 			if !s.dropAttempts(r, i, earlier) {
 				s.dropWaiter(index, r, i)
 			}
 		}
-		s.promote(index, r)
-		s.reindex(index, r)
+		s.settle(index, r)
 	}
 	return Result{}
 }
@@ -469,8 +508,7 @@ func (s *State) orphan(index uint64, cmd *Command) Result {
 	}
 	lease := s.dropHolder(r, i)
 	s.emit(index, EventRelease, r.name, lease, false)
-	s.promote(index, r)
-	s.reindex(index, r)
+	s.settle(index, r)
 	return Result{Lease: lease}
 }
 
@@ -510,6 +548,10 @@ func (s *State) takeWaiter(r *resource, i int) waiter {
 // wait elapsed, or its node is gone. The outcome is remembered (settled),
 // so a late cancel or retry learns it was never granted.
 func (s *State) dropWaiter(index uint64, r *resource, i int) {
+	if m := r.queue()[i].many; m != nil {
+		s.dropMany(index, m)
+		return
+	}
 	w := s.takeWaiter(r, i)
 	lease := Lease{ID: w.id, ClientID: s.clients.name(w.client), Mode: w.mode}
 	s.clients.unref(w.client)
@@ -533,6 +575,14 @@ func (s *State) promote(index uint64, r *resource) {
 		if !r.compatible(w.mode) {
 			return
 		}
+		if w.many != nil {
+			// A multi request at the head blocks the queue until it heads
+			// all of its queues; granting it takes this entry too.
+			if !s.grantMany(index, w.many) {
+				return
+			}
+			continue
+		}
 		taken := s.takeWaiter(r, 0)
 		lease := s.grant(index, r, taken.id, taken.client, taken.mode, int64(taken.ttlMs), &taken)
 		s.settled.put(string(taken.id[:]), s.clock.now, dedupeEntry{resource: r.name, lease: lease, granted: true})
@@ -540,10 +590,14 @@ func (s *State) promote(index uint64, r *resource) {
 }
 
 // reindex puts r where its holders say: in the expiry heap while it has any,
-// deleted once it has none (a free lock never keeps a queue: promote ran).
+// deleted once it has none (a free lock never keeps a queue: promote ran),
+// unless a multi request heads its queue, waiting for its other resources.
+// A resource kept by its queue alone stays in the heap at the deadline of
+// the multi request heading it: once that passes, the requests behind it
+// may be granted, and no holder's expiry would come to tell them.
 func (s *State) reindex(index uint64, r *resource) {
-	if r.holderCount() == 0 {
-		if len(r.queue()) != 0 {
+	if q := r.queue(); r.holderCount() == 0 && (len(q) == 0 || q[0].many == nil) {
+		if len(q) != 0 {
 			panic("lock: queue left behind a free lock")
 		}
 		if r.heapIndex >= 0 {
@@ -574,8 +628,7 @@ func (s *State) expireDue(index uint64) {
 				s.emit(index, EventExpire, r.name, lease, false)
 			}
 		}
-		s.promote(index, r)
-		s.reindex(index, r)
+		s.settle(index, r)
 	}
 }
 
@@ -630,7 +683,7 @@ func (s *State) assertInvariants(name string) {
 		return
 	}
 	n := r.holderCount()
-	if n == 0 {
+	if n == 0 && (len(r.queue()) == 0 || r.queue()[0].many == nil) {
 		panic("lock: resource kept without holders")
 	}
 	for i := 0; i < n; i++ {

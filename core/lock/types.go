@@ -2,6 +2,7 @@ package lock
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 )
@@ -122,6 +123,11 @@ const (
 	// that held the request died before the grant was applied), unless the
 	// client has claimed it since.
 	OpOrphan
+	// OpAcquireMany acquires every resource of Command.Resources (all on
+	// this group) atomically: all are granted in one entry or none is; with
+	// a wait the request enters every queue in one entry and is granted,
+	// again in one entry, once it heads all of them (many.go).
+	OpAcquireMany
 )
 
 func (o Op) String() string {
@@ -142,6 +148,8 @@ func (o Op) String() string {
 		return "hello"
 	case OpOrphan:
 		return "orphan"
+	case OpAcquireMany:
+		return "acquire_many"
 	default:
 		return fmt.Sprintf("op(%d)", uint8(o))
 	}
@@ -180,6 +188,26 @@ type Command struct {
 	// cancel finds is released as that attempt's orphan instead of being
 	// reported (and so claimed).
 	CallerGone bool
+	// Resources, on an OpAcquireMany, are its resources in request order
+	// (1..MaxManyResources, distinct); Resource must then be empty. An
+	// OpCancel naming a multi request carries the same list with LeaseID
+	// the request's lease id (see ManyLeaseID). Every other op leaves it
+	// empty.
+	Resources []string
+}
+
+// MaxManyResources is the most resources one OpAcquireMany may name.
+const MaxManyResources = 64
+
+// ManyLeaseID is the lease id of resource i (its place in
+// Command.Resources) of the multi request whose Command.LeaseID is base:
+// base plus i in its low 64 bits. Deriving the ids keeps one random draw
+// per request while every replica names every lease alike; resource 0's
+// lease id is base itself.
+func ManyLeaseID(base LeaseID, i int) LeaseID {
+	id := base
+	binary.BigEndian.PutUint64(id[8:], binary.BigEndian.Uint64(base[8:])+uint64(i))
+	return id
 }
 
 // Entry is a command with the log position the state machine applies it at.
@@ -217,6 +245,15 @@ type Status struct {
 }
 
 // Result is what applying one command answered.
+//
+// For an OpAcquireMany (and a cancel naming one): Granted means every
+// resource was granted and Leases holds one lease per resource in request
+// order (Lease is Leases[0]); LeaseEnded also lists the leases the request
+// was granted. Queued means the request waits in every queue: Lease.ID is
+// the request's lease id and Position its place in the queue where it
+// stands furthest back. Neither granted nor queued, Blocked names the first
+// resource (in request order) that kept it from being granted now; with
+// QueueFull or TooManyLocks it names the resource that hit the limit.
 type Result struct {
 	Code    Code
 	Granted bool
@@ -227,6 +264,10 @@ type Result struct {
 	Lease    Lease
 	LogTime  int64
 	Status   *Status
+	// Leases are a multi request's grants, in request order.
+	Leases []Lease
+	// Blocked is the resource that kept a multi request from being granted.
+	Blocked string
 }
 
 // EventKind classifies state machine events.
@@ -284,4 +325,11 @@ type Event struct {
 	// Hosts, on queued grants, are the node processes whose attempts
 	// waited for the request (see Command.Owner).
 	Hosts []string
+	// Many, on the enqueue, join, cancel and grant events of a multi
+	// request, is the request's lease id (Command.LeaseID of its
+	// OpAcquireMany), and ManySize its number of resources: a checker ties
+	// the per-resource events of one request together by them. Zero for
+	// single-resource requests.
+	Many     LeaseID
+	ManySize int
 }

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 )
@@ -13,14 +14,11 @@ func (c Config) Check(cmd *Command) error {
 	if err := c.checkStamps(cmd); err != nil {
 		return err
 	}
-	needsResource := cmd.Op != OpTick && cmd.Op != OpHello
-	if needsResource {
-		if err := c.checkID("resource", cmd.Resource, true); err != nil {
-			return err
-		}
+	if err := c.checkNames(cmd); err != nil {
+		return err
 	}
 	switch cmd.Op {
-	case OpAcquire:
+	case OpAcquire, OpAcquireMany:
 		if err := c.checkID("client_id", cmd.ClientID, true); err != nil {
 			return err
 		}
@@ -43,6 +41,12 @@ func (c Config) Check(cmd *Command) error {
 		if cmd.LeaseID.IsZero() {
 			return fmt.Errorf("%w: proposer must assign a lease id", ErrInvalid)
 		}
+		// A derived id must never be zero: no release could name it.
+		for i := range cmd.Resources {
+			if ManyLeaseID(cmd.LeaseID, i).IsZero() {
+				return fmt.Errorf("%w: lease id %s leaves a zero lease for resource %d", ErrInvalid, cmd.LeaseID, i)
+			}
+		}
 	case OpRenew:
 		if err := c.checkTTL(cmd.TTLMs, true); err != nil {
 			return err
@@ -62,6 +66,37 @@ func (c Config) Check(cmd *Command) error {
 	case OpTick, OpStatus:
 	default:
 		return fmt.Errorf("%w: unknown op %d", ErrInvalid, cmd.Op)
+	}
+	return nil
+}
+
+// checkNames checks which resources a command names: one Resource, or
+// for a multi request (OpAcquireMany, or an OpCancel naming one) the
+// Resources list and no Resource. Tick and hello name none.
+func (c Config) checkNames(cmd *Command) error {
+	many := cmd.Op == OpAcquireMany || (cmd.Op == OpCancel && len(cmd.Resources) > 0)
+	if !many {
+		if len(cmd.Resources) > 0 {
+			return fmt.Errorf("%w: %v takes resource, not resources", ErrInvalid, cmd.Op)
+		}
+		if cmd.Op == OpTick || cmd.Op == OpHello {
+			return nil
+		}
+		return c.checkID("resource", cmd.Resource, true)
+	}
+	if cmd.Resource != "" {
+		return fmt.Errorf("%w: %v takes resources, not resource", ErrInvalid, cmd.Op)
+	}
+	if len(cmd.Resources) == 0 || len(cmd.Resources) > MaxManyResources {
+		return fmt.Errorf("%w: %d resources, want 1..%d", ErrInvalid, len(cmd.Resources), MaxManyResources)
+	}
+	for i, name := range cmd.Resources {
+		if err := c.checkID("resource", name, true); err != nil {
+			return fmt.Errorf("resources[%d]: %w", i, err)
+		}
+		if slices.Contains(cmd.Resources[:i], name) {
+			return fmt.Errorf("%w: resource %q named twice", ErrInvalid, name)
+		}
 	}
 	return nil
 }
