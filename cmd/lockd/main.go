@@ -141,6 +141,8 @@ type memberArgs struct {
 	id, raftAddr, httpAddr, dataDir, peers, logStore string
 	bootstrap, raftLog                               bool
 	limits                                           limits
+	raft                                             raftArgs
+	faults                                           faultArgs
 }
 
 func memberFlags(a *memberArgs) *flag.FlagSet {
@@ -154,6 +156,8 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	fs.BoolVar(&a.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
 	fs.StringVar(&a.logStore, "log-store", "wal", "Raft log store: wal (one fdatasync per batch) or bolt (raft-boltdb/v2)")
 	a.limits.register(fs)
+	a.raft.register(fs)
+	a.faults.register(fs)
 	return fs
 }
 
@@ -185,11 +189,15 @@ func parseMember(args []string) (lockd.Options, error) {
 	if err := a.limits.check(); err != nil {
 		return lockd.Options{}, err
 	}
-	return lockd.Options{
+	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
-		LogStore: lockd.LogStoreKind(a.logStore),
-	}, nil
+		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune,
+	}
+	if err := applyFaults(&a.faults, &opts); err != nil {
+		return lockd.Options{}, err
+	}
+	return opts, nil
 }
 
 func runMember(opts lockd.Options, logger *slog.Logger) error {
