@@ -4,7 +4,7 @@ SEEDS ?= 500
 SCENARIO ?=
 BENCHTIME ?= 10s
 
-.PHONY: run test lint vet fmt-check sim sim-sweep sim-bugs bench bench-peers build clean mutate
+.PHONY: run test lint vet fmt-check sim sim-sweep sim-bugs bench bench-peers build clean mutate realnet realnet-failover
 
 build:
 	$(GO) build ./...
@@ -17,13 +17,14 @@ run:
 # (the scenario tests run a fixed set of seeds).
 test: lint
 	$(GO) test -race -count=1 -timeout 14m ./...
-	$(GO) test -race -count=1 -timeout 10m -tags lockstep_bugs ./core/lock/ ./core/node/ ./scenarios/ ./cmd/locksim/ ./maelstrom/runner/
+	$(GO) test -race -count=1 -timeout 10m -tags lockstep_bugs ./core/lock/ ./core/node/ ./scenarios/ ./cmd/locksim/ ./maelstrom/runner/ ./scenarios/realnet/
 
 lint: vet fmt-check
 
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags lockstep_bugs ./...
+	$(GO) vet -tags lockstep_faults,lockstep_bugs ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -75,6 +76,20 @@ mutate:
 			echo "mutate: cannot install gremlins v0.6.0 (is the module proxy $$($(GO) env GOPROXY) reachable?)" >&2; exit 1; }; \
 	fi
 	$(GO) run ./cmd/mutate -gremlins "$(GREMLINS)" -seeds 1..$(MUTATE_SEEDS) $(MUTATE_FLAGS)
+
+# Every scenario that can run on real lockd processes over real TCP (proxy
+# mesh, kill -9, SIGSTOP, test clock; lockd built with lockstep_faults),
+# same checker and exit codes as make sim. Scenarios needing disk
+# failpoints are skipped with the reason. About 40 s per run on 2 cores.
+REALNET_SEEDS ?= 1
+realnet:
+	$(GO) run ./cmd/realnet -all -seeds 1..$(REALNET_SEEDS)
+
+# Failover on real TCP, default Raft timing and tuned: leader kill and
+# partition heal -> first grant, 20 rounds each (EXPERIMENTS.md).
+REALNET_TUNED ?= --heartbeat-timeout 150ms --election-timeout 150ms --leader-lease-timeout 100ms
+realnet-failover:
+	$(GO) run ./cmd/realnet -failover 20 -tuned-args '$(REALNET_TUNED)' -out results/realnet/failover.md
 
 clean:
 	rm -rf results/tmp

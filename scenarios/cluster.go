@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -39,7 +40,10 @@ type Cluster struct {
 	mu sync.Mutex
 }
 
-var _ nemesis.Cluster = (*Cluster)(nil)
+var (
+	_ nemesis.Cluster = (*Cluster)(nil)
+	_ Target          = (*Cluster)(nil)
+)
 
 // member is one node slot: its disk and clock outlive crashes.
 type member struct {
@@ -175,9 +179,9 @@ func (c *Cluster) node(id string) *node.Node {
 	return nil
 }
 
-// groupOf places a resource on a group (hash placement; consistent hashing
-// arrives with sharding).
-func (c *Cluster) groupOf(resource string) int {
+// GroupOf implements Target: hash placement (consistent hashing arrives
+// with sharding).
+func (c *Cluster) GroupOf(resource string) int {
 	h := uint32(2166136261)
 	for i := 0; i < len(resource); i++ {
 		h = (h ^ uint32(resource[i])) * 16777619
@@ -337,6 +341,26 @@ func (c *Cluster) SetDiskFault(id string, delay time.Duration, fail bool) {
 
 // PauseClient implements nemesis.Cluster.
 func (c *Cluster) PauseClient(client int, d time.Duration) { c.work.pause(client, d) }
+
+// GroupCount implements Target.
+func (c *Cluster) GroupCount() int { return len(c.groups) }
+
+// Members implements Target.
+func (c *Cluster) Members(g int) []string {
+	ids := make([]string, 0, len(c.groups[g]))
+	for _, m := range c.groups[g] {
+		ids = append(ids, m.id)
+	}
+	return ids
+}
+
+// URL implements Target: a simulated node's API port.
+func (c *Cluster) URL(member string) string { return "http://" + net.JoinHostPort(member, apiPort) }
+
+// Transport implements Target: the simulated network, from client.
+func (c *Cluster) Transport(client string) http.RoundTripper {
+	return &sim.HTTPTransport{Net: c.net, From: client}
+}
 
 // Clients implements nemesis.Cluster.
 func (c *Cluster) Clients() int { return c.work.size() }

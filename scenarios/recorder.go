@@ -107,6 +107,16 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 	if ev.Kind == lock.EventFreed {
 		return
 	}
+	r.traceEvent(nodeID, checker.TraceEvent{
+		Group: group, Index: ev.Index, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
+		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
+		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt,
+	})
+}
+
+// traceEvent numbers te within its index on nodeID and keeps the first
+// replica's copy.
+func (r *recorder) traceEvent(nodeID string, te checker.TraceEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur := r.perNode[nodeID]
@@ -114,16 +124,11 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 		cur = &nodeCursor{}
 		r.perNode[nodeID] = cur
 	}
-	if cur.index != ev.Index {
-		cur.index, cur.ordinal = ev.Index, 0
+	if cur.index != te.Index {
+		cur.index, cur.ordinal = te.Index, 0
 	}
-	key := traceKey{group: group, index: ev.Index, ordinal: cur.ordinal}
+	key := traceKey{group: te.Group, index: te.Index, ordinal: cur.ordinal}
 	cur.ordinal++
-	te := checker.TraceEvent{
-		Group: group, Index: ev.Index, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
-		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
-		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt,
-	}
 	if _, ok := r.trace[key]; !ok {
 		r.trace[key] = te // replicas are compared entry by entry in apply
 	}
@@ -143,6 +148,11 @@ const maxMismatches = 50
 // the first replica of its group that applied that index.
 func (r *recorder) apply(node string, group int, index uint64, entry []byte, st *lock.State) {
 	a := appliedAt{node: node, entry: fnv64(entry), state: st.Digest()}
+	r.recordApplied(node, group, index, a, st.Metrics().LogTime, time.Now())
+}
+
+// recordApplied is apply with the hashes taken (real processes send them).
+func (r *recorder) recordApplied(node string, group int, index uint64, a appliedAt, logTime int64, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	key := traceKey{group: group, index: index}
@@ -150,7 +160,7 @@ func (r *recorder) apply(node string, group int, index uint64, entry []byte, st 
 	if !ok {
 		r.applied[key] = a
 		if !r.entriesClosed {
-			r.entries = append(r.entries, checker.Entry{Group: group, Index: index, LogTime: st.Metrics().LogTime, At: r.now()})
+			r.entries = append(r.entries, checker.Entry{Group: group, Index: index, LogTime: logTime, At: int64(at.Sub(r.start))})
 		}
 		return
 	}

@@ -2,10 +2,8 @@ package scenarios
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -72,8 +70,8 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	seeds := rand.New(rand.NewPCG(uint64(opts.Seed), 0x5eed))
-	netSeed, clusterSeed, workSeed, schedSeed, nemSeed := seeds.Uint64(), seeds.Uint64(), seeds.Uint64(), seeds.Uint64(), seeds.Uint64()
+	rs := DeriveSeeds(opts.Seed)
+	netSeed, clusterSeed, workSeed, schedSeed, nemSeed := rs.Network, rs.Cluster, rs.Workload, rs.Schedule, rs.Nemesis
 	out := &Outcome{Scenario: s.Name, Seed: opts.Seed, Bug: opts.Bug}
 
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
@@ -100,14 +98,7 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 	}
 
 	duration := time.Duration(s.DurationMs) * time.Millisecond
-	out.Schedule = s.Schedule
-	if len(out.Schedule) == 0 && len(s.Nemeses) > 0 {
-		out.Schedule = nemesis.RandomSchedule(rand.New(rand.NewPCG(schedSeed, 1)), s.Nemeses, duration, nemesis.ScheduleOptions{
-			FaultMin: time.Duration(s.FaultMs[0]) * time.Millisecond, FaultMax: time.Duration(s.FaultMs[1]) * time.Millisecond,
-			GapMin: time.Duration(s.GapMs[0]) * time.Millisecond, GapMax: time.Duration(s.GapMs[1]) * time.Millisecond,
-			Warmup: time.Duration(s.WarmupMs) * time.Millisecond, Cooldown: time.Duration(s.CooldownMs) * time.Millisecond,
-		})
-	}
+	out.Schedule = s.DrawSchedule(rs)
 	out.Params = params(s, opts, out.Schedule, netSeed, workSeed, schedSeed, nemSeed)
 
 	start := time.Now()
@@ -143,7 +134,7 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 	out.Compared = h.Replicas.Compared
 	out.Checks = s.options()
 	out.Result = checker.Check(ctx, h, out.Checks)
-	out.AsExpected = expected(s, opts, out.Result)
+	out.AsExpected = Expected(s, opts.Bug, out.Result)
 	if !out.AsExpected || out.Result.Verdict != checker.Success || opts.Persist {
 		if err := out.save(ctx, opts, h, net); err != nil {
 			return out, err
@@ -152,9 +143,9 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 	return out, nil
 }
 
-// expected compares a verdict with what the scenario (or bug mode) expects.
-func expected(s Scenario, opts RunOptions, res checker.Result) bool {
-	if opts.Bug != "" {
+// Expected compares a verdict with what the scenario (or bug mode) expects.
+func Expected(s Scenario, bug node.Bug, res checker.Result) bool {
+	if bug != "" {
 		return res.Verdict == checker.Failure
 	}
 	if res.Verdict != s.Expect.Verdict {
@@ -215,28 +206,7 @@ func (o *Outcome) save(ctx context.Context, opts RunOptions, h *checker.History,
 	if opts.ResultsDir == "" {
 		return nil
 	}
-	dir := RunDir(opts.ResultsDir, o.Scenario, o.Seed, o.Bug)
-	files, err := checker.WriteReport(ctx, dir, h, o.Result, checker.ReportOptions{Always: true})
-	if err != nil {
-		return err
-	}
-	write := func(file string, v any) error {
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		p := filepath.Join(dir, file)
-		files = append(files, p)
-		return os.WriteFile(p, b, 0o644)
-	}
-	if err := write("params.json", o); err != nil {
-		return err
-	}
-	if err := write("network-events.json", net.Events()); err != nil {
-		return err
-	}
-	o.Dir, o.Files = dir, files
-	return nil
+	return SaveReport(ctx, opts.ResultsDir, o, h, map[string]any{"network-events": net.Events()})
 }
 
 // RunDir is where a run's report goes: <resultsDir>/<scenario>/<seed>, with

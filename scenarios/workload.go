@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	lockclient "github.com/lockstep/lockstep/core/client"
 	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/sim"
 )
 
 // Workload describes what the simulated clients do. Ranges are [min, max].
@@ -60,7 +58,7 @@ type Workload struct {
 // every fault, and every request it sends is recorded (recordingTransport).
 type workload struct {
 	w       Workload
-	c       *Cluster
+	c       Target
 	rec     *recorder
 	policy  api.Policy
 	clients []*client
@@ -90,7 +88,7 @@ const (
 	apiPort = "7070"
 )
 
-func newWorkload(w Workload, c *Cluster, rec *recorder, seed uint64) (*workload, error) {
+func newWorkload(w Workload, c Target, rec *recorder, seed uint64) (*workload, error) {
 	policy := api.Policy(w.Policy)
 	if _, err := lock.ParsePolicy(w.Policy); err != nil {
 		return nil, err
@@ -104,10 +102,10 @@ func newWorkload(w Workload, c *Cluster, rec *recorder, seed uint64) (*workload,
 			gate: &pauseGate{},
 		}
 		httpClient := &http.Client{Transport: &recordingTransport{
-			inner: &sim.HTTPTransport{Net: c.net, From: cl.name}, rec: rec, gate: cl.gate,
+			inner: c.Transport(cl.name), rec: rec, gate: cl.gate,
 		}}
 		random := rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64()))
-		for g := range c.groups {
+		for g := range c.GroupCount() {
 			api, err := lockclient.New(lockclient.Config{
 				Endpoints: wl.endpoints(cl, g), ClientID: cl.name, HTTPClient: httpClient,
 				AttemptTimeout: clientAttemptTimeout, MaxAttempts: clientMaxAttempts,
@@ -127,10 +125,7 @@ func newWorkload(w Workload, c *Cluster, rec *recorder, seed uint64) (*workload,
 // its members (a follower forwards to the leader), the preferred gateway
 // first, the rest in a per-client order.
 func (wl *workload) endpoints(cl *client, g int) []string {
-	var ids []string
-	for _, m := range wl.c.groups[g] {
-		ids = append(ids, m.id)
-	}
+	ids := slices.Clone(wl.c.Members(g))
 	cl.rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 	if p := wl.w.PreferNode; p != "" {
 		if i := slices.Index(ids, p); i > 0 {
@@ -139,7 +134,7 @@ func (wl *workload) endpoints(cl *client, g int) []string {
 	}
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = "http://" + net.JoinHostPort(id, apiPort)
+		out[i] = wl.c.URL(id)
 	}
 	return out
 }
@@ -261,8 +256,8 @@ func (wl *workload) acquire(ctx context.Context, cl *client, resource string, op
 }
 
 // apiFor is the client of resource's group.
-func (cl *client) apiFor(c *Cluster, resource string) *lockclient.Client {
-	return cl.api[c.groupOf(resource)]
+func (cl *client) apiFor(c Target, resource string) *lockclient.Client {
+	return cl.api[c.GroupOf(resource)]
 }
 
 // hold uses the lease: writes (exclusive holders only, each after checking

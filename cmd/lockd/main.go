@@ -155,6 +155,8 @@ type memberArgs struct {
 	shards                                           int
 	bootstrap, raftLog                               bool
 	limits                                           limits
+	raft                                             raftArgs
+	faults                                           faultArgs
 }
 
 func memberFlags(a *memberArgs) *flag.FlagSet {
@@ -169,6 +171,8 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	fs.BoolVar(&a.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
 	fs.StringVar(&a.logStore, "log-store", "wal", "Raft log store: wal (one fdatasync per batch) or bolt (raft-boltdb/v2)")
 	a.limits.register(fs)
+	a.raft.register(fs)
+	a.faults.register(fs)
 	return fs
 }
 
@@ -203,11 +207,15 @@ func parseMember(args []string) (lockd.Options, error) {
 	if a.shards < 0 || a.shards > maxShards {
 		return lockd.Options{}, fmt.Errorf("--shards must be in 1..%d", maxShards)
 	}
-	return lockd.Options{
+	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
-		LogStore: lockd.LogStoreKind(a.logStore),
-	}, nil
+		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune,
+	}
+	if err := applyFaults(&a.faults, &opts); err != nil {
+		return lockd.Options{}, err
+	}
+	return opts, nil
 }
 
 func runMember(opts lockd.Options, logger *slog.Logger) error {

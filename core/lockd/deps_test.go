@@ -21,7 +21,8 @@ func TestDependencyBoundaries(t *testing.T) {
 		cmd       string
 		forbidden []string
 	}{
-		{"github.com/lockstep/lockstep/cmd/lockd", []string{"github.com/pingcap/failpoint"}},
+		// core/faultctl (test clock, trace) links only with -tags lockstep_faults.
+		{"github.com/lockstep/lockstep/cmd/lockd", []string{"github.com/pingcap/failpoint", "github.com/lockstep/lockstep/core/faultctl"}},
 		{"github.com/lockstep/lockstep/cmd/locksim", []string{
 			"go.etcd.io/bbolt", "github.com/boltdb/bolt", "github.com/hashicorp/raft-boltdb/v2",
 			"github.com/lockstep/lockstep/core/wal", "github.com/lockstep/lockstep/core/lockd",

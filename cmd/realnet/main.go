@@ -1,0 +1,228 @@
+// Command realnet runs lockstep's scenarios on real lockd processes over
+// real TCP, with the simulator's seeds, schedules, workload, checker,
+// report layout and exit codes (see cmd/locksim), and measures failover.
+//
+//	realnet -list
+//	realnet -scenario networkPartition -seed 1
+//	realnet -all -seeds 1..2
+//	realnet -scenario networkPartition -seeds 1..3 -bug follower-grant
+//	realnet -failover 20 -out results/realnet/failover.md
+//
+// It is its own command rather than a locksim mode: locksim runs inside a
+// testing/synctest bubble (virtual time), where real processes and sockets
+// cannot live, and it must not link the process side (TestDependencyBoundaries).
+// lockd is built once per invocation with -tags lockstep_faults (plus
+// lockstep_bugs for -bug). Exit codes: 0 every run as expected, 127 the
+// harness crashed, 128 only liveness failed, 129 a correctness check
+// failed, 130 a check could not finish; a skipped scenario counts as 0.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/scenarios"
+	"github.com/lockstep/lockstep/scenarios/realnet"
+)
+
+const (
+	exitOK          = 0
+	exitCrash       = 127
+	exitLiveness    = 128
+	exitCorrectness = 129
+	exitUnknown     = 130
+)
+
+type options struct {
+	scenario       string
+	all, list      bool
+	seedLo, seedHi int64
+	bug            node.Bug
+	results        string
+	persist        bool
+	partial        bool
+	lockdArgs      string
+	durationMs     int64
+	failover       int
+	out            string
+	tuned          string
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "realnet:", err)
+		os.Exit(2)
+	}
+	os.Exit(run(context.Background(), o, os.Stdout))
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("realnet", flag.ContinueOnError)
+	fs.StringVar(&o.scenario, "scenario", "", "scenario name (see -list)")
+	fs.BoolVar(&o.all, "all", false, "run every scenario that can run on real processes")
+	fs.BoolVar(&o.list, "list", false, "list scenarios, and why any cannot run here")
+	seed := fs.Int64("seed", 1, "one seed")
+	seeds := fs.String("seeds", "", "seed range a..b")
+	bug := fs.String("bug", "", "server bug mode (lockd is built with lockstep_bugs)")
+	fs.StringVar(&o.results, "results", realnet.DefaultResultsDir, "reports go to `dir`/<scenario>/<seed>[-<bug>]/")
+	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
+	fs.BoolVar(&o.partial, "partial", false, "run scenarios whose disk nemeses cannot act here, without those faults")
+	fs.StringVar(&o.lockdArgs, "lockd-args", "", "extra flags for every lockd, space separated")
+	fs.Int64Var(&o.durationMs, "duration-ms", 0, "override the scenarios' duration (0: the scenario's)")
+	fs.IntVar(&o.failover, "failover", 0, "measure failover over N leader kills (and N partition heals) instead")
+	fs.StringVar(&o.out, "out", "", "with -failover: write the Markdown table here too")
+	fs.StringVar(&o.tuned, "tuned-args", "", "with -failover: also measure with these lockd flags (after tuning)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.bug = node.Bug(*bug)
+	o.seedLo, o.seedHi = *seed, *seed
+	if *seeds != "" {
+		a, b, ok := strings.Cut(*seeds, "..")
+		lo, err1 := strconv.ParseInt(a, 10, 64)
+		hi, err2 := strconv.ParseInt(b, 10, 64)
+		if !ok || err1 != nil || err2 != nil || hi < lo {
+			return o, fmt.Errorf("-seeds %q: want a..b", *seeds)
+		}
+		o.seedLo, o.seedHi = lo, hi
+	}
+	if !o.list && !o.all && o.scenario == "" && o.failover == 0 {
+		return o, fmt.Errorf("give -scenario NAME, -all, -failover N or -list")
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, o options, w io.Writer) int {
+	all, err := scenarios.All()
+	if err != nil {
+		fmt.Fprintln(w, "realnet:", err)
+		return exitCrash
+	}
+	if o.list {
+		for _, s := range all {
+			skip := realnet.Skip(s, false)
+			if skip != "" {
+				skip = "  [skipped on real processes: " + skip + "]"
+			}
+			fmt.Fprintf(w, "%-18s %s%s\n", s.Name, s.Description, skip)
+		}
+		return exitOK
+	}
+	work, err := os.MkdirTemp("", "realnet-bin-")
+	if err != nil {
+		fmt.Fprintln(w, "realnet:", err)
+		return exitCrash
+	}
+	defer os.RemoveAll(work)
+	bin, err := realnet.BuildLockd(ctx, work, realnet.BuildTags(o.bug != ""))
+	if err != nil {
+		fmt.Fprintln(w, "realnet:", err)
+		return exitCrash
+	}
+	if o.failover > 0 {
+		return failover(ctx, o, bin, w)
+	}
+	code, runs, bad := exitOK, 0, 0
+	for _, s := range all {
+		if !o.all && s.Name != o.scenario {
+			continue
+		}
+		if why := realnet.Skip(s, o.partial); why != "" {
+			fmt.Fprintf(w, "SKIPPED scenario=%s: %s (give -partial to run it without those faults)\n\n", s.Name, why)
+			runs++
+			continue
+		}
+		if o.durationMs > 0 {
+			s.DurationMs = o.durationMs
+		}
+		for seed := o.seedLo; seed <= o.seedHi; seed++ {
+			runs++
+			if c := runOne(ctx, s, seed, o, bin, w); c != exitOK {
+				bad++
+				code = max(code, c)
+			}
+		}
+	}
+	if runs == 0 {
+		fmt.Fprintf(w, "realnet: no scenario %q\n", o.scenario)
+		return exitCrash
+	}
+	fmt.Fprintf(w, "%d runs, %d not as expected\n", runs, bad)
+	return code
+}
+
+func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bin string, w io.Writer) int {
+	wall := time.Now()
+	out, err := realnet.Run(ctx, s, realnet.Options{
+		Seed: seed, Bug: o.bug, Bin: bin, ResultsDir: o.results, Persist: o.persist, Partial: o.partial,
+		LockdArgs: strings.Fields(o.lockdArgs),
+	})
+	replay := fmt.Sprintf("go run ./cmd/realnet -scenario %s -seed %d", s.Name, seed)
+	if o.bug != "" {
+		replay += " -bug " + string(o.bug)
+	}
+	if err != nil || out == nil {
+		fmt.Fprintf(w, "SEED=%d scenario=%s CRASH: %v\nreplay: %s\n\n", seed, s.Name, err, replay)
+		return exitCrash
+	}
+	for _, p := range out.Params {
+		fmt.Fprintf(w, "%s=%s\n", p.Name, p.Value)
+	}
+	st := out.Result.Stats
+	fmt.Fprintf(w, "wall=%s ops=%d unknown=%d grants=%d trace_events=%d replicas_compared=%d queues_compared=%d expiries_judged=%d\n",
+		time.Since(wall).Round(time.Millisecond), st.Ops, st.UnknownOps, st.Grants, st.TraceEvents,
+		out.Compared, st.QueuesCompared, st.ExpiriesJudged)
+	dir := func() {
+		if out.Dir != "" {
+			fmt.Fprintf(w, "report: %s\n", out.Dir)
+		}
+	}
+	switch {
+	case o.bug != "" && out.AsExpected:
+		fmt.Fprintf(w, "CAUGHT %s: %s\n", o.bug, out.Result.Violations[0].Message)
+	case o.bug != "":
+		fmt.Fprintf(w, "NOT CAUGHT %s (verdict %s)\n", o.bug, out.Result.Verdict)
+		dir()
+		fmt.Fprintln(w)
+		return exitCorrectness
+	case out.AsExpected:
+		fmt.Fprintf(w, "PASSED (verdict %s as expected)\n", out.Result.Verdict)
+	default:
+		fmt.Fprintf(w, "UNEXPECTED verdict %s (expected %s)\n", out.Result.Verdict, s.Expect.Verdict)
+		for _, v := range out.Result.Violations {
+			fmt.Fprintf(w, "  %s\n", v.Message)
+		}
+		for _, n := range out.Result.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		dir()
+		fmt.Fprintf(w, "replay: %s\n\n", replay)
+		return classify(out.Result)
+	}
+	dir()
+	fmt.Fprintf(w, "replay: %s\n\n", replay)
+	return exitOK
+}
+
+// classify turns an unexpected result into an exit code, as locksim does.
+func classify(r checker.Result) int {
+	if r.Verdict == checker.Unknown {
+		return exitUnknown
+	}
+	for _, v := range r.Violations {
+		if v.Check != checker.CheckLiveness {
+			return exitCorrectness
+		}
+	}
+	return exitLiveness
+}

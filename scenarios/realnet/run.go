@@ -1,0 +1,260 @@
+// Package realnet runs the scenarios of package scenarios on real lockd
+// processes over real TCP: the same seed derivation, fault schedule,
+// workload generator (the Go client over real HTTP), recorder, checker,
+// report layout and exit codes as locksim, with faults made by a proxy per
+// member link (nemesis/proxy), kill -9, SIGSTOP/SIGCONT and a test-only
+// clock control, and the committed trace read from the members' trace
+// files (core/faultctl). Time is wall time, so a seed fixes the schedule
+// and the workload's choices but not what the processes do in between.
+package realnet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/faultctl"
+	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/nemesis"
+	"github.com/lockstep/lockstep/scenarios"
+)
+
+// DefaultResultsDir is where real-process reports go (git-ignored).
+const DefaultResultsDir = "results/tmp/realnet"
+
+// Options select what a real-process run does.
+type Options struct {
+	Seed int64
+	Bug  node.Bug
+	// Bin is a lockd built with BuildTags (with lockstep_bugs for Bug).
+	Bin        string
+	ResultsDir string
+	Persist    bool
+	// Partial runs a scenario even when some of its nemeses cannot act on
+	// real processes (they then do nothing); otherwise it is skipped.
+	Partial bool
+	// LockdArgs are added to every member's command line (Raft timeouts,
+	// and --shards once the node is sharded).
+	LockdArgs []string
+	// Work keeps the members' data dirs, traces and logs here; "" uses a
+	// temp dir removed after the run.
+	Work string
+}
+
+// Unsupported lists the nemeses real processes cannot perform, and why.
+var Unsupported = map[string]string{
+	"slowDiskLeader":   "log-store failpoints exist only in the simulator (lockd links no failpoint)",
+	"failDiskFollower": "log-store failpoints exist only in the simulator (lockd links no failpoint)",
+}
+
+// Skip says why s cannot run on real processes, or "".
+func Skip(s scenarios.Scenario, partial bool) string {
+	if partial {
+		return ""
+	}
+	var why []string
+	names := slices.Clone(s.Nemeses)
+	for _, st := range s.Schedule {
+		names = append(names, st.Nemesis)
+	}
+	for _, n := range names {
+		if r, ok := Unsupported[n]; ok && !slices.Contains(why, n+": "+r) {
+			why = append(why, n+": "+r)
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// snapshotArgs give members the scenario's snapshot cadence, as the
+// simulator's nodes have (small, so snapshots and installs happen).
+func snapshotArgs(s scenarios.Scenario) []string {
+	threshold, trailing, interval := s.Snapshots.Threshold, s.Snapshots.TrailingLogs, s.Snapshots.IntervalMs
+	if threshold == 0 {
+		threshold = 64
+	}
+	if trailing == 0 {
+		trailing = 16
+	}
+	if interval == 0 {
+		interval = 500
+	}
+	return []string{"--snapshot-threshold", fmt.Sprint(threshold), "--trailing-logs", fmt.Sprint(trailing),
+		"--snapshot-interval", (time.Duration(interval) * time.Millisecond).String()}
+}
+
+// Run executes one scenario with one seed on real processes.
+func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Outcome, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	work := opts.Work
+	if work == "" {
+		tmp, err := os.MkdirTemp("", "realnet-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		work = tmp
+	}
+	rs := scenarios.DeriveSeeds(opts.Seed)
+	out := &scenarios.Outcome{Scenario: s.Name, Seed: opts.Seed, Bug: opts.Bug}
+	c, err := NewCluster(ClusterOptions{Bin: opts.Bin, Dir: work, Groups: s.Groups, Nodes: s.Nodes,
+		Bug: string(opts.Bug), Args: append(snapshotArgs(s), opts.LockdArgs...)})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Shutdown()
+	h, err := scenarios.NewHarness(s, c, rs)
+	if err != nil {
+		return nil, err
+	}
+	c.harness = h
+	if err := c.awaitLeaders(ctx, 30*time.Second); err != nil {
+		return nil, err
+	}
+	out.Schedule = s.DrawSchedule(rs)
+	out.Params = append(scenarios.Params(s, scenarios.RunOptions{Seed: opts.Seed, Bug: opts.Bug}, out.Schedule, rs),
+		scenarios.Param{Name: "world", Value: "realnet: lockd processes, TCP proxies on loopback"},
+		scenarios.Param{Name: "lockd_args", Value: strings.Join(c.opts.Args, " ")})
+
+	start := time.Now()
+	if err := drive(ctx, s, c, h, out.Schedule, rs); err != nil {
+		return nil, err
+	}
+	out.Virtual = time.Since(start) // wall time here
+	stopping := time.Now()
+	c.Shutdown()
+	h.Fault("shutdown", "all", stopping, time.Now())
+	if err := feedTraces(c, h); err != nil {
+		return nil, err
+	}
+	hist := h.History(opts.Seed, s.Name)
+	hist.Notes = map[string]string{"bug": string(opts.Bug), "world": "realnet"}
+	if n := c.unsupported["SetDiskFault"]; n > 0 {
+		hist.Notes["unsupported"] = fmt.Sprintf("%d disk faults not performed", n)
+	}
+	out.Compared = hist.Replicas.Compared
+	out.Checks = s.CheckOptions()
+	out.Result = checker.Check(ctx, hist, out.Checks)
+	out.AsExpected = scenarios.Expected(s, opts.Bug, out.Result)
+	if opts.ResultsDir != "" && (!out.AsExpected || out.Result.Verdict != checker.Success || opts.Persist) {
+		if err := scenarios.SaveReport(ctx, opts.ResultsDir, out, hist, map[string]any{"realnet": c.describe()}); err != nil {
+			return out, err
+		}
+		copyLogs(work, out.Dir)
+	}
+	return out, nil
+}
+
+// drive runs the workload and the schedule together for the scenario's
+// duration, then clears every fault.
+func drive(ctx context.Context, s scenarios.Scenario, c *Cluster, h *scenarios.Harness, sched nemesis.Schedule, rs scenarios.RunSeeds) error {
+	runCtx, cancel := context.WithTimeout(ctx, time.Duration(s.DurationMs)*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	var nemErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		h.Run(runCtx)
+	}()
+	go func() {
+		defer wg.Done()
+		nemErr = nemesis.Run(runCtx, c, sched, scenarios.NemesisRand(rs), h.Recorder())
+		c.clearFaults()
+	}()
+	wg.Wait()
+	c.clearFaults()
+	if nemErr != nil && runCtx.Err() == nil {
+		return fmt.Errorf("nemesis: %w", nemErr)
+	}
+	return nil
+}
+
+// feedTraces reads every member's trace file and feeds the records to the
+// recorder in wall-time order (one machine, one clock), each node's own
+// order kept.
+func feedTraces(c *Cluster, h *scenarios.Harness) error {
+	var all []faultctl.Record
+	for _, id := range c.order {
+		f, err := os.Open(c.byID[id].trace)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		recs, err := faultctl.ReadTrace(f)
+		_ = f.Close()
+		if err != nil {
+			return fmt.Errorf("trace of %s: %w", id, err)
+		}
+		all = append(all, recs...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].At < all[j].At })
+	for _, r := range all {
+		m := c.byID[r.Node]
+		if m == nil {
+			return fmt.Errorf("trace names unknown node %q", r.Node)
+		}
+		feed(h, m.group, r)
+	}
+	return nil
+}
+
+func feed(h *scenarios.Harness, group int, r faultctl.Record) {
+	switch r.Kind {
+	case faultctl.KindStart:
+		h.NodeStarted(r.Node)
+	case faultctl.KindEvent:
+		h.Event(r.Node, checker.TraceEvent{Group: group, Index: r.Index, LogTime: r.LogTime, Kind: r.Event,
+			Resource: r.Resource, LeaseID: r.LeaseID, Client: r.Client, Mode: r.Mode, Token: r.Token, ExpiresAt: r.ExpiresAt})
+	case faultctl.KindApply:
+		h.Applied(r.Node, group, r.Index, r.EntryHash, r.StateDigest, r.LogTime, time.Unix(0, r.At))
+	case faultctl.KindWake:
+		var lease lock.LeaseID
+		if r.LeaseID != "" {
+			id, err := lock.ParseLeaseID(r.LeaseID)
+			if err != nil {
+				slog.Warn("realnet: bad lease id in trace", "node", r.Node, "lease", r.LeaseID)
+				return
+			}
+			lease = id
+		}
+		h.Woke(group, r.Resource, r.Index, lease, r.Woken)
+	}
+}
+
+// describe is what the report keeps about the processes.
+func (c *Cluster) describe() map[string]any {
+	members := map[string]any{}
+	for _, id := range c.order {
+		m := c.byID[id]
+		members[id] = map[string]any{"raft": m.raftAddr, "http": m.httpAddr, "args": c.args(m, true)}
+	}
+	return map[string]any{"members": members, "unsupported_calls": c.unsupported}
+}
+
+// copyLogs keeps the members' logs and traces with a saved report.
+func copyLogs(work, dir string) {
+	if dir == "" {
+		return
+	}
+	for _, pattern := range []string{"*.log", "*.trace"} {
+		files, _ := filepath.Glob(filepath.Join(work, pattern))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil {
+				_ = os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
+			}
+		}
+	}
+}
