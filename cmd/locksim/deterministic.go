@@ -28,6 +28,9 @@ const guestResults = "/results"
 // the live heap) for less collector time; see EXPERIMENTS.md.
 const guestGOGC = "400"
 
+// guestGOMEMLIMIT caps the guest heap the collector aims for.
+const guestGOMEMLIMIT = "off"
+
 // runDeterministic runs every selected (scenario, seed) in its own wasm
 // guest, up to o.jobs at a time, and prints the guests' output in sweep
 // order, so the bytes on w do not depend on -jobs or on timing.
@@ -70,6 +73,10 @@ func runDeterministic(ctx context.Context, o options, w, diag io.Writer) int {
 					results[i] <- guestRun{skipped: true}
 					continue
 				}
+				if o.replays > 1 {
+					results[i] <- runReplayed(ctx, host, o, runs[i])
+					continue
+				}
 				results[i] <- runGuest(ctx, host, o, runs[i])
 			}
 		}()
@@ -83,7 +90,8 @@ func runDeterministic(ctx context.Context, o options, w, diag io.Writer) int {
 		printed++
 		_, _ = w.Write(g.stdout)
 		_, _ = diag.Write(g.stderr)
-		fmt.Fprintf(diag, "deterministic: %s seed %d: wall %s\n", r.scenario, r.seed, g.wall.Round(time.Millisecond))
+		fmt.Fprintf(diag, "deterministic: %s seed %d: wall %s (instantiate %s, run %s)\n", r.scenario, r.seed,
+			g.wall.Round(time.Millisecond), g.timing.Instantiate.Round(time.Millisecond), g.timing.Run.Round(time.Millisecond))
 		if g.code != exitOK {
 			bad++
 			code = max(code, g.code)
@@ -128,8 +136,12 @@ func selectRuns(o options) ([]runKey, error) {
 // guestRun is what one guest printed and how it ended.
 type guestRun struct {
 	stdout, stderr []byte
-	code           int
+	// guestStdout is stdout as the guest wrote it, naming reports under
+	// guestResults: the same bytes wherever the host keeps them.
+	guestStdout []byte
+	code        int
 	wall           time.Duration
+	timing         wasmhost.Timing
 	skipped        bool
 }
 
@@ -150,20 +162,21 @@ func runGuest(ctx context.Context, host *wasmhost.Host, o options, r runKey) gue
 	args = append(args, "-results", results, fmt.Sprintf("-persist=%t", o.persist))
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	code, err := host.Run(ctx, wasmhost.Run{
+	code, timing, err := host.Run(ctx, wasmhost.Run{
 		Key:    fmt.Sprintf("%s/%d/%s", r.scenario, r.seed, o.bug),
 		Args:   args,
-		Env:    [][2]string{{"GOGC", guestGOGC}},
+		Env:    guestEnv(),
 		Stdout: &stdout, Stderr: &stderr,
 		Mounts: mounts,
 	})
-	g := guestRun{stderr: stderr.Bytes(), code: int(code), wall: time.Since(start)}
+	g := guestRun{stderr: stderr.Bytes(), code: int(code), wall: time.Since(start), timing: timing}
 	if err != nil {
 		fmt.Fprintf(&stdout, "SEED=%d scenario=%s CRASH: %v\nreplay: %s -deterministic\n",
 			r.seed, r.scenario, err, scenarios.ReplayCommand(r.scenario, r.seed, o.bug))
 		g.code = exitCrash
 	}
-	g.stdout = hostPaths(stdout.Bytes(), o.results)
+	g.guestStdout = stdout.Bytes()
+	g.stdout = hostPaths(g.guestStdout, o.results)
 	return g
 }
 
@@ -257,4 +270,17 @@ func recheckReplay(ctx context.Context, o options, w, diag io.Writer) int {
 	}
 	fmt.Fprintf(w, "history: identical to a fresh deterministic replay (%d files)\n", same)
 	return code
+}
+
+// guestEnv is the guest's environment. LOCKSIM_GUEST_GOGC and
+// LOCKSIM_GUEST_GOMEMLIMIT override the collector settings for measurement;
+// a run replays only with the settings it ran with.
+func guestEnv() [][2]string {
+	env := [][2]string{{"GOGC", guestGOGC}, {"GOMEMLIMIT", guestGOMEMLIMIT}}
+	for i, name := range []string{"LOCKSIM_GUEST_GOGC", "LOCKSIM_GUEST_GOMEMLIMIT"} {
+		if v := os.Getenv(name); v != "" {
+			env[i][1] = v
+		}
+	}
+	return env
 }

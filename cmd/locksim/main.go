@@ -65,6 +65,9 @@ type options struct {
 	deterministic bool
 	wasm          string
 	jobs          int
+	// replays runs each deterministic run this many times and compares
+	// the output and saved files byte for byte (replay.go).
+	replays int
 	// guest: this process is that wasm guest, running one (scenario,
 	// seed) for the host; it prints no summary line.
 	guest bool
@@ -126,6 +129,7 @@ func parseFlags(args []string) (options, error) {
 		"run each (scenario, seed) inside a wasm guest whose entropy and time derive from the seed: replays byte for byte, ~10x slower")
 	fs.StringVar(&o.wasm, "wasm", "", "with -deterministic: the locksim.wasm to run (default: built on first use, cached by source hash)")
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "with -deterministic: runs in parallel (each run is still a pure function of its seed)")
+	fs.IntVar(&o.replays, "replays", 1, "with -deterministic: run each (scenario, seed) N times and compare stdout and saved files byte for byte")
 	fs.BoolVar(&o.guest, "guest", false, "internal: this process is the wasm guest of -deterministic")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -160,6 +164,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.deterministic && o.bugTable > 0 {
 		return o, fmt.Errorf("-bug-table runs natively only; give -deterministic=false")
+	}
+	if o.replays < 1 || (o.replays > 1 && !o.deterministic) {
+		return o, fmt.Errorf("-replays %d: want 1, or more with -deterministic", o.replays)
 	}
 	if o.jobs < 1 {
 		return o, fmt.Errorf("-jobs %d: want at least 1", o.jobs)

@@ -45,7 +45,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wasmhost: %w", err)
 	}
-	config := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
+	config := wazero.NewRuntimeConfig()
 	if opts.CacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
 		if err != nil {
@@ -86,21 +86,31 @@ type Run struct {
 	Mounts [][2]string
 }
 
+// Timing is where a run's host time went.
+type Timing struct {
+	// Instantiate: memory, imports and the module's data segments.
+	Instantiate time.Duration
+	// Run: the guest's _start, from entry to exit.
+	Run time.Duration
+}
+
 // Run executes one guest to completion and returns its exit code. The
 // guest's clock starts at a fixed epoch and moves only as the guest reads
 // or sleeps on it.
-func (h *Host) Run(ctx context.Context, r Run) (uint32, error) {
+func (h *Host) Run(ctx context.Context, r Run) (uint32, Timing, error) {
+	var timing Timing
 	clock := &fakeClock{}
 	fsConfig := wazero.NewFSConfig()
 	for _, m := range r.Mounts {
 		abs, err := filepath.Abs(m[1])
 		if err != nil {
-			return 0, fmt.Errorf("wasmhost: mount %s: %w", m[1], err)
+			return 0, timing, fmt.Errorf("wasmhost: mount %s: %w", m[1], err)
 		}
 		fsConfig = fsConfig.WithDirMount(abs, m[0])
 	}
 	config := wazero.NewModuleConfig().
 		WithName("").
+		WithStartFunctions(). // _start is called below, to time it apart
 		WithArgs(r.Args...).
 		WithStdout(r.Stdout).
 		WithStderr(r.Stderr).
@@ -113,17 +123,30 @@ func (h *Host) Run(ctx context.Context, r Run) (uint32, error) {
 	for _, kv := range r.Env {
 		config = config.WithEnv(kv[0], kv[1])
 	}
+	start := time.Now()
 	mod, err := h.runtime.InstantiateModule(ctx, h.module, config)
-	if mod != nil {
-		_ = mod.Close(ctx)
+	timing.Instantiate = time.Since(start)
+	if err != nil {
+		return 0, timing, fmt.Errorf("wasmhost: instantiate: %w", err)
 	}
+	defer mod.Close(ctx)
+	entry := mod.ExportedFunction("_start")
+	if entry == nil {
+		return 0, timing, fmt.Errorf("wasmhost: %w", errNoStart)
+	}
+	start = time.Now()
+	_, err = entry.Call(ctx)
+	timing.Run = time.Since(start)
 	var exit *sys.ExitError
 	switch {
 	case err == nil:
-		return 0, nil
-	case errors.As(err, &exit) && ctx.Err() == nil:
-		return exit.ExitCode(), nil
+		return 0, timing, nil
+	case errors.As(err, &exit):
+		return exit.ExitCode(), timing, nil
 	default:
-		return 0, fmt.Errorf("wasmhost: run %v: %w", r.Args, err)
+		return 0, timing, fmt.Errorf("wasmhost: run %v: %w", r.Args, err)
 	}
 }
+
+// errNoStart: the module is not a WASI command (GOOS=wasip1 main package).
+var errNoStart = errors.New("module exports no _start")
