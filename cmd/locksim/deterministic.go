@@ -28,6 +28,11 @@ const guestResults = "/results"
 // the live heap) for less collector time; see EXPERIMENTS.md.
 const guestGOGC = "400"
 
+// guestKeySalt is appended to every guest's entropy key. Empty in real
+// runs; a test sets it to prove that a replay comparison notices when
+// nothing but the guest's entropy changed.
+var guestKeySalt = ""
+
 // guestGOMEMLIMIT caps the guest heap the collector aims for.
 const guestGOMEMLIMIT = "off"
 
@@ -140,9 +145,9 @@ type guestRun struct {
 	// guestResults: the same bytes wherever the host keeps them.
 	guestStdout []byte
 	code        int
-	wall           time.Duration
-	timing         wasmhost.Timing
-	skipped        bool
+	wall        time.Duration
+	timing      wasmhost.Timing
+	skipped     bool
 }
 
 // runGuest runs one (scenario, seed) in a fresh guest. Its entropy is keyed
@@ -163,7 +168,7 @@ func runGuest(ctx context.Context, host *wasmhost.Host, o options, r runKey) gue
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
 	code, timing, err := host.Run(ctx, wasmhost.Run{
-		Key:    fmt.Sprintf("%s/%d/%s", r.scenario, r.seed, o.bug),
+		Key:    fmt.Sprintf("%s/%d/%s%s", r.scenario, r.seed, o.bug, guestKeySalt),
 		Args:   args,
 		Env:    guestEnv(),
 		Stdout: &stdout, Stderr: &stderr,
