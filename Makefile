@@ -4,7 +4,7 @@ SEEDS ?= 500
 SCENARIO ?=
 BENCHTIME ?= 10s
 
-.PHONY: run test lint vet fmt-check sim sim-sweep sim-bugs bench bench-peers build clean mutate realnet realnet-failover
+.PHONY: run test lint vet fmt-check sim sim-sweep sim-bugs bench bench-peers build clean mutate realnet realnet-failover wasm replay-sweep replay-summary
 
 build:
 	$(GO) build ./...
@@ -38,6 +38,30 @@ sim:
 # Long sweep outside CI: SEEDS per scenario (optionally SCENARIO=name).
 sim-sweep:
 	$(GO) run ./cmd/locksim -all -seeds 1..$(SEEDS) $(if $(SCENARIO),-scenario $(SCENARIO))
+
+# The deterministic-mode guest (locksim -deterministic builds and caches it
+# on first use; -wasm bin/locksim.wasm pins this build instead).
+wasm:
+	GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -o bin/locksim.wasm ./cmd/locksim
+
+# Replay check (README, "Replaying a failure"): every scenario x REPLAY_SEEDS
+# seeds, each run twice in deterministic mode, stdout and saved files
+# compared byte for byte. Seed-major, so a partial sweep covers every
+# scenario. Hours on 2 cores: run it in the background. Output and summary
+# in results/replay/ (with the command that made them).
+REPLAY_SEEDS ?= 50
+replay-sweep: wasm
+	$(GO) build -o bin/locksim ./cmd/locksim
+	mkdir -p results/replay
+	{ echo "# make replay-sweep REPLAY_SEEDS=$(REPLAY_SEEDS); commit $$(git rev-parse --short HEAD); started $$(date -u +%FT%TZ)"; \
+	  for s in $$(seq 1 $(REPLAY_SEEDS)); do \
+	    nice bin/locksim -deterministic -wasm bin/locksim.wasm -replays 2 -all -seeds $$s..$$s -results results/tmp/replay; \
+	  done; echo "# finished $$(date -u +%FT%TZ)"; } > results/replay/sweep.txt 2> results/tmp/replay-sweep.stderr
+	$(MAKE) replay-summary
+
+# Per-scenario counts of identical and differing replays in sweep.txt.
+replay-summary:
+	awk -f results/replay/summary.awk results/replay/sweep.txt | tee results/replay/summary.md
 
 # Seeds-to-detection for every bug mode: 5 sweeps of up to 50 seeds each.
 # Regenerates the committed table; the runs' reports go to results/tmp/sim/.

@@ -1,0 +1,21 @@
+//go:build wasip1
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// The guest never hosts another guest: these are the host's entry points,
+// reduced to what a guest can do.
+
+func runDeterministic(_ context.Context, _ options, _, diag io.Writer) int {
+	fmt.Fprintln(diag, "locksim: -deterministic inside the wasm guest: give -guest")
+	return exitCrash
+}
+
+func recheckReplay(_ context.Context, o options, w, _ io.Writer) int {
+	return recheck(w, o.check)
+}
