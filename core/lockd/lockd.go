@@ -23,6 +23,7 @@ import (
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/shard"
+	"github.com/lockstep/lockstep/core/stages"
 )
 
 // Options describe one member.
@@ -120,7 +121,9 @@ func Start(opts Options) (*Member, error) {
 		}
 		return shard.Env{Transport: trans, Stores: stores, Forwarder: members.forwarder(g)}, nil
 	}
-	tmpl := node.Config{Lock: opts.Lock, Clock: node.NewMonotonicClock(), Logger: opts.Logger, RaftLogs: opts.RaftLogs}
+	recorder := stages.New()
+	tmpl := node.Config{Lock: opts.Lock, Clock: node.NewMonotonicClock(), Logger: opts.Logger, RaftLogs: opts.RaftLogs,
+		Stages: recorder}
 	if opts.Tune != nil {
 		opts.Tune(&tmpl)
 	}
@@ -137,6 +140,7 @@ func Start(opts Options) (*Member, error) {
 	host.Store(h)
 	scfg := opts.Server
 	scfg.Logger = opts.Logger
+	scfg.Collectors = append(scfg.Collectors, recorder.Collector(), stages.RaftCollector())
 	if scfg.MaxWait == 0 {
 		scfg.MaxWait = opts.Lock.MaxWait
 	}

@@ -103,6 +103,9 @@ type Config struct {
 	// caller(s), or, for a freed lock, a zero id and how many racers woke
 	// (the thundering-herd check).
 	OnWake func(resource string, index uint64, lease lock.LeaseID, woken int)
+	// Stages, when set, times each request's steps through this node (see
+	// Stage); nil in the simulator and tests.
+	Stages StageObserver
 }
 
 // ErrConfig marks an unusable configuration.

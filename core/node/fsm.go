@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -27,6 +28,8 @@ type fsm struct {
 	// snapshots and restores count Snapshot and Restore calls (guarded by
 	// mu), so a test can tell that snapshots were exercised.
 	snapshots, restores uint64
+	// timed makes Apply report stageTimes to proposers (Config.Stages set).
+	timed bool
 }
 
 var (
@@ -45,8 +48,9 @@ func newFSM(cfg lock.Config, n *notifier, onEvent func(lock.Event)) (*fsm, error
 // applied is what an ApplyFuture's Response holds: the result, or why the
 // entry could not be read.
 type applied struct {
-	res lock.Result
-	err error
+	res   lock.Result
+	err   error
+	times stageTimes
 }
 
 func (f *fsm) Apply(l *raft.Log) interface{} {
@@ -55,6 +59,10 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 
 func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	out := make([]interface{}, len(logs))
+	var batchStart time.Time
+	if f.timed {
+		batchStart = time.Now()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, l := range logs {
@@ -74,7 +82,11 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 			term, cmd.Mono = 0, int64(f.wallClock.Now())
 		}
 		res, events := f.state.Apply(lock.Entry{Index: l.Index, Term: term, Command: cmd})
-		out[i] = applied{res: res}
+		ap := applied{res: res}
+		if f.timed {
+			ap.times = stageTimes{dispatched: l.AppendedAt, batchStart: batchStart, applied: time.Now()}
+		}
+		out[i] = ap
 		if len(events) > 0 {
 			f.dispatch(l.Index, events)
 		}

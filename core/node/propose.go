@@ -30,6 +30,7 @@ const retryDelay = 10 * time.Millisecond
 // only while the command surely was not proposed (no leader yet, the target
 // was not leader), so a command is never applied twice by a retry here.
 func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, err error) {
+	defer n.stageSince(StagePropose, time.Now())
 	if n.bug(BugUnknownAsUnavailable) {
 		defer func() {
 			if errors.Is(err, ErrIndeterminate) {
@@ -54,7 +55,9 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 			if buf == nil {
 				buf = lock.AppendCommand(nil, &cmd)
 			}
+			sent := time.Now()
 			out, err := n.cfg.Forwarder.Forward(ctx, leader, buf)
+			n.stageSince(StageForward, sent)
 			if err == nil {
 				res, derr := lock.DecodeResult(out)
 				if derr != nil {
@@ -112,8 +115,11 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, e
 	if timeout <= 0 {
 		return lock.Result{}, fmt.Errorf("%w: deadline passed before proposing", ErrUnavailable)
 	}
+	called := time.Now()
 	f := n.raft.Apply(lock.AppendCommand(nil, &cmd), timeout)
-	if err := f.Error(); err != nil {
+	err := f.Error()
+	returned := time.Now()
+	if err != nil {
 		switch {
 		case errors.Is(err, raft.ErrNotLeader):
 			return lock.Result{}, ErrNotLeader
@@ -127,12 +133,14 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, e
 	if !ok {
 		return lock.Result{}, fmt.Errorf("%w: unexpected apply response %T", ErrIndeterminate, f.Response())
 	}
+	n.observeApply(called, returned, ap.times)
 	return ap.res, ap.err
 }
 
 // ServeForward applies a command forwarded by another member. It refuses
 // with ErrNotLeader unless this node leads, so the sender may retry.
 func (n *Node) ServeForward(ctx context.Context, encoded []byte) ([]byte, error) {
+	defer n.stageSince(StageServeForward, time.Now())
 	cmd, err := lock.DecodeCommand(encoded)
 	if err != nil {
 		return nil, err

@@ -53,6 +53,8 @@ type Config struct {
 	// commit index this node knows while it is ready.
 	ReadyApplyLag uint64
 	Logger        *slog.Logger
+	// Collectors are extra series for /metrics (the member's stage timings).
+	Collectors []prometheus.Collector
 }
 
 // DefaultConfig returns the front-end defaults.
@@ -144,6 +146,7 @@ func New(h *shard.Host, cfg Config) *Server {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "lockstep_http_in_flight", Help: "API requests being served (bounded by MaxInFlight).",
 	}, func() float64 { return float64(len(s.inFlight)) }))
+	reg.MustRegister(cfg.Collectors...)
 	s.route(api.PathAcquire, endpoint{method: http.MethodPost, op: "acquire", limited: true, h: s.acquire})
 	s.route(api.PathRelease, endpoint{method: http.MethodPost, op: "release", limited: true, h: s.release})
 	s.route(api.PathRenew, endpoint{method: http.MethodPost, op: "renew", limited: true, h: s.renew})
