@@ -40,6 +40,10 @@ type HTTPLockerOptions struct {
 	// MaxIdleConnsPerHost sizes the keep-alive pool of this client's own
 	// transport.
 	MaxIdleConnsPerHost int
+	// Spread sends each request to the next URL in turn, as a load
+	// balancer in front of the members would (or, with one URL, through a
+	// gateway), instead of to the leader /cluster names.
+	Spread bool
 }
 
 // HTTPLocker speaks the lockstep HTTP/JSON API (package api). It serves both
@@ -143,7 +147,7 @@ func (l *HTTPLocker) call(ctx context.Context, path string, in, out any) error {
 	backoff := backoffMin
 	var last error
 	for range maxAttempts {
-		base := l.leaderURL(ctx)
+		base := l.target(ctx)
 		last = l.post(ctx, base+path, payload, out)
 		if last == nil {
 			return nil
@@ -205,6 +209,19 @@ func classifyStatus(status int, code api.Code) error {
 	default:
 		return ErrServer
 	}
+}
+
+// target is where the next request goes: the next URL in turn when
+// spreading, else the leader.
+func (l *HTTPLocker) target(ctx context.Context) string {
+	if !l.opts.Spread {
+		return l.leaderURL(ctx)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	base := l.opts.URLs[l.next]
+	l.next = (l.next + 1) % len(l.opts.URLs)
+	return base
 }
 
 // leaderURL returns the cached leader, discovering it if needed. When no

@@ -24,14 +24,16 @@ type httpTarget struct {
 	urls   []string
 	// maxIdle sizes each client's keep-alive pool.
 	maxIdle int
-	stop    func() error
+	// spread: see HTTPLockerOptions.Spread.
+	spread bool
+	stop   func() error
 }
 
 func (t *httpTarget) Name() string   { return t.name }
 func (t *httpTarget) Traits() Traits { return t.traits }
 
 func (t *httpTarget) NewLocker(_ context.Context, cfg ClientConfig) (Locker, error) {
-	return NewHTTPLocker(HTTPLockerOptions{URLs: t.urls, ClientID: cfg.ID, Policy: cfg.Policy, MaxIdleConnsPerHost: t.maxIdle})
+	return NewHTTPLocker(HTTPLockerOptions{URLs: t.urls, ClientID: cfg.ID, Policy: cfg.Policy, MaxIdleConnsPerHost: t.maxIdle, Spread: t.spread})
 }
 
 func (t *httpTarget) Close() error { return t.stop() }
@@ -56,6 +58,9 @@ type LockstepOptions struct {
 	// life of the target (its log goes to LogDir/lockd.log).
 	Spawn  string
 	LogDir string
+	// Spread sends requests to the URLs in turn instead of to the leader
+	// (see HTTPLockerOptions.Spread).
+	Spread bool
 }
 
 // NewLockstepTarget targets a lockstep cluster, starting one first if asked,
@@ -65,7 +70,8 @@ func NewLockstepTarget(ctx context.Context, opts LockstepOptions) (Target, error
 	if len(urls) == 0 {
 		urls = DefaultLockdURLs
 	}
-	t := &httpTarget{name: "lockstep", traits: lockServerTraits, urls: urls, maxIdle: 4, stop: func() error { return nil }}
+	t := &httpTarget{name: "lockstep", traits: lockServerTraits, urls: urls, maxIdle: 4, spread: opts.Spread,
+		stop: func() error { return nil }}
 	var exited <-chan struct{} // nil (never ready) unless we own the process
 	if opts.Spawn != "" {
 		c, err := startChild(childOptions{Path: opts.Spawn, Args: []string{"dev"}, LogPath: filepath.Join(opts.LogDir, "lockd.log")})

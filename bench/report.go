@@ -66,6 +66,7 @@ func WriteMarkdown(w io.Writer, results []*Result) error {
 			r.AcquireTimeouts, fmtErrors(r), r.HostLoad1, strings.Join(r.Notes, "; "))
 	}
 	b.WriteString("\nLatencies in ms. An op is one acquire+release cycle. ×etcd / ×redis: ops/s over the row of the same workload and clients for etcd (3 members; etcd1 if only that ran) and redis (default persistence; redis-aof if only that ran). Handoff: release sent until the next, already waiting, holder is granted (contended keys only). Out of order: share of grants that overtook an earlier request on the same key (requests more than the inversion slack apart; JSON also has the pair count). Load: host 1-minute load average after the run.\n")
+	writeBreakdown(&b, results)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write markdown: %w", err)
 	}

@@ -49,6 +49,9 @@ type Result struct {
 	Notes        []string          `json:"notes,omitempty"`
 
 	AcquireCDF []CDFPoint `json:"acquire_cdf"`
+	// Breakdown is the members' per-stage latency over the run (lockbench
+	// -breakdown, lockstep only; the warm-up is included).
+	Breakdown []StageSummary `json:"breakdown,omitempty"`
 }
 
 // ErrorCount is the total over all error kinds.

@@ -38,12 +38,17 @@ type config struct {
 	out        string
 	from       string
 	quiet      bool
+	// breakdown scrapes metricsAddrs before and after each lockstep run.
+	breakdown    bool
+	metricsAddrs []string
+	// spread: -route spread.
+	spread bool
 }
 
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("lockbench", flag.ContinueOnError)
 	var c config
-	var targets, addrs, clients, workloads, modes string
+	var targets, addrs, clients, workloads, modes, metricsAddrs, route string
 	fs.StringVar(&targets, "target", "lockstep", "comma list of targets: "+strings.Join(bench.TargetNames, ",")+
 		" (lockstep needs a cluster at -addrs, e.g. lockd dev, or -spawn)")
 	fs.StringVar(&addrs, "addrs", strings.Join(bench.DefaultLockdURLs, ","), "comma list of lockstep node URLs")
@@ -68,6 +73,9 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.out, "out", "", "output dir (default results/bench/<UTC time>)")
 	fs.StringVar(&c.from, "from", "", "rewrite table and plots from an earlier results.json into -out, running nothing")
 	fs.BoolVar(&c.quiet, "quiet", false, "no per-second progress lines")
+	fs.StringVar(&route, "route", "leader", "lockstep: leader (every request to the member /cluster names) or spread (requests to the -addrs in turn, as behind a load balancer; one gateway URL sends all through it)")
+	fs.BoolVar(&c.breakdown, "breakdown", false, "lockstep: report per-stage latency from the members' /metrics (scraped before and after each run)")
+	fs.StringVar(&metricsAddrs, "metrics-addrs", "", "comma list of member URLs to scrape for -breakdown (default -addrs; set it when -addrs is a gateway)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -83,6 +91,17 @@ func parseFlags(args []string) (config, error) {
 		}
 	}
 	c.addrs = splitList(addrs)
+	switch route {
+	case "leader":
+	case "spread":
+		c.spread = true
+	default:
+		errs = append(errs, fmt.Errorf("unknown route %q (want leader or spread)", route))
+	}
+	c.metricsAddrs = splitList(metricsAddrs)
+	if len(c.metricsAddrs) == 0 {
+		c.metricsAddrs = c.addrs
+	}
 	for _, s := range splitList(clients) {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {

@@ -103,7 +103,7 @@ func rewriteReport(from, out string) error {
 func runTarget(ctx context.Context, cfg config, name, workDir string) ([]*bench.Result, error) {
 	slog.Info("starting target", "target", name)
 	t, err := bench.OpenTarget(ctx, name, bench.TargetOptions{
-		Lockstep:    bench.LockstepOptions{URLs: cfg.addrs, Spawn: cfg.spawn},
+		Lockstep:    bench.LockstepOptions{URLs: cfg.addrs, Spawn: cfg.spawn, Spread: cfg.spread},
 		RedisBinary: cfg.redisBin,
 		WorkDir:     workDir,
 	})
@@ -131,7 +131,7 @@ func runTarget(ctx context.Context, cfg config, name, workDir string) ([]*bench.
 				if !cfg.quiet {
 					w.Progress = os.Stderr
 				}
-				r, err := bench.Run(ctx, t, w)
+				r, err := runMeasured(ctx, cfg, name, t, w)
 				if err != nil {
 					return results, err
 				}
@@ -164,4 +164,26 @@ func workloadFor(cfg config, workload string, policy api.Policy, clients int) be
 		InversionSlack: cfg.invSlack,
 		Seed:           cfg.seed,
 	}
+}
+
+// runMeasured runs one workload; with -breakdown on lockstep it also
+// scrapes the members' stage histograms around the run.
+func runMeasured(ctx context.Context, cfg config, name string, t bench.Target, w bench.Workload) (*bench.Result, error) {
+	if !cfg.breakdown || name != "lockstep" {
+		return bench.Run(ctx, t, w)
+	}
+	before, err := bench.ScrapeStages(ctx, cfg.metricsAddrs)
+	if err != nil {
+		return nil, fmt.Errorf("breakdown: %w", err)
+	}
+	r, err := bench.Run(ctx, t, w)
+	if err != nil {
+		return r, err
+	}
+	after, err := bench.ScrapeStages(ctx, cfg.metricsAddrs)
+	if err != nil {
+		return r, fmt.Errorf("breakdown: %w", err)
+	}
+	r.Breakdown = after.Since(before)
+	return r, nil
 }
