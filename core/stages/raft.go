@@ -70,10 +70,7 @@ func RaftCollector() prometheus.Collector {
 			Buckets:     buckets,
 			ConstLabels: prometheus.Labels{"pid": strconv.Itoa(os.Getpid())},
 		}, []string{"stage"})
-		sink := &raftSink{pending: make(map[string]float32)}
-		for _, s := range raftStages {
-			sink.observers = append(sink.observers, raftVec.WithLabelValues(s.name))
-		}
+		sink := newRaftSink(raftVec)
 		conf := metrics.DefaultConfig("")
 		conf.EnableHostname = false
 		conf.EnableRuntimeMetrics = false
@@ -85,6 +82,14 @@ func RaftCollector() prometheus.Collector {
 		}
 	})
 	return raftVec
+}
+
+func newRaftSink(vec *prometheus.HistogramVec) *raftSink {
+	sink := &raftSink{pending: make(map[string]float32)}
+	for _, s := range raftStages {
+		sink.observers = append(sink.observers, vec.WithLabelValues(s.name))
+	}
+	return sink
 }
 
 // AddSample implements metrics.MetricSink.
