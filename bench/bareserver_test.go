@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func newBareLocker(t *testing.T) (*BareServer, func(id string, policy api.Policy
 func waitQueue(ctx context.Context, t *testing.T, srv *BareServer, key string, n int) {
 	t.Helper()
 	for srv.Waiting(key) != n {
-		if err := sleepCtx(ctx, time.Millisecond); err != nil {
+		if err := ctxtime.Sleep(ctx, time.Millisecond); err != nil {
 			t.Fatalf("queue of %s never reached %d (at %d)", key, n, srv.Waiting(key))
 		}
 	}

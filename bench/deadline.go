@@ -5,18 +5,6 @@ import (
 	"time"
 )
 
-// sleepCtx sleeps d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // expired reports whether ctx is done or past its deadline. Clients copy a
 // context's deadline onto sockets, and a socket timeout can fire a moment
 // before the context itself reports DeadlineExceeded; without this, the end

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"io"
 	"net"
 	"net/http"
@@ -156,7 +157,7 @@ func (l *HTTPLocker) call(ctx context.Context, path string, in, out any) error {
 			return last
 		}
 		l.forgetLeader(base)
-		if err := sleepCtx(ctx, backoff); err != nil {
+		if err := ctxtime.Sleep(ctx, backoff); err != nil {
 			return fmt.Errorf("%w (gave up: %w)", last, err)
 		}
 		backoff = min(2*backoff, backoffMax)

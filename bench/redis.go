@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"math/rand/v2"
 	"net"
 	"os/exec"
@@ -152,7 +153,7 @@ func (l *redisLocker) Acquire(ctx context.Context, req AcquireRequest) (Grant, e
 		if time.Now().Add(pause).After(deadline) {
 			return Grant{Key: req.Key}, nil
 		}
-		if err := sleepCtx(ctx, pause); err != nil {
+		if err := ctxtime.Sleep(ctx, pause); err != nil {
 			return Grant{}, fmt.Errorf("redis wait %s: %w", req.Key, err)
 		}
 		backoff = min(2*backoff, redisBackoffMax)

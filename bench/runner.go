@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -208,7 +209,7 @@ func (r *run) openLoop(ctx context.Context, wg *sync.WaitGroup) {
 					r.rec.droppedArrival(next)
 				}
 			}
-			_ = sleepCtx(ctx, time.Duration(next-r.rec.now()))
+			_ = ctxtime.Sleep(ctx, time.Duration(next-r.rec.now()))
 		}
 	})
 	for i := range r.w.Clients {
@@ -248,7 +249,7 @@ func (r *run) op(ctx context.Context, client int, rng *rand.Rand, opStartNs int6
 		}
 		if err != nil {
 			r.rec.fail(reqNs, err)
-			_ = sleepCtx(ctx, errorPause)
+			_ = ctxtime.Sleep(ctx, errorPause)
 			return
 		}
 		if !g.Granted {
@@ -258,7 +259,7 @@ func (r *run) op(ctx context.Context, client int, rng *rand.Rand, opStartNs int6
 	r.rec.granted(client, keyIdx, opStartNs, reqNs, r.rec.now())
 
 	if r.w.Hold > 0 {
-		_ = sleepCtx(ctx, r.w.Hold)
+		_ = ctxtime.Sleep(ctx, r.w.Hold)
 	}
 	// A granted lock is always given back, even when the run ends mid-hold,
 	// so the release gets its own deadline rather than the run's.

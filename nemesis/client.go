@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"math/rand/v2"
 	"time"
 )
@@ -29,7 +30,7 @@ func (p pauseClient) Inject(ctx context.Context, c Cluster, rng *rand.Rand, d ti
 	client := rng.IntN(c.Clients())
 	start := time.Now()
 	c.PauseClient(client, d)
-	held := hold(ctx, d)
+	held := ctxtime.Sleep(ctx, d)
 	rec.Fault(p.Name(), fmt.Sprintf("client%d", client), start, start.Add(d))
 	return held
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -41,7 +42,7 @@ func (f *fault) Inject(ctx context.Context, c Cluster, rng *rand.Rand, d time.Du
 	}
 	var held error
 	if applyErr == nil {
-		held = hold(ctx, d)
+		held = ctxtime.Sleep(ctx, d)
 	} else {
 		applyErr = fmt.Errorf("%s on %s: %w", f.name, target, applyErr)
 	}
@@ -51,19 +52,6 @@ func (f *fault) Inject(ctx context.Context, c Cluster, rng *rand.Rand, d time.Du
 	}
 	rec.Fault(f.name, target, start, time.Now())
 	return errors.Join(applyErr, undoErr, held)
-}
-
-// hold waits d or until ctx ends. It uses a timer, so inside a synctest
-// bubble virtual time jumps straight to the deadline.
-func hold(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // uniform draws a duration in [lo, hi].

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -20,7 +21,7 @@ func Run(ctx context.Context, c Cluster, sched Schedule, rng *rand.Rand, rec Rec
 	}
 	start := time.Now()
 	for i, st := range sched {
-		if err := hold(ctx, time.Until(start.Add(st.At))); err != nil {
+		if err := ctxtime.Sleep(ctx, time.Until(start.Add(st.At))); err != nil {
 			return err
 		}
 		n, _ := ByName(st.Nemesis) // Validate found it

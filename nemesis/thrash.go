@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"math/rand/v2"
 	"time"
 )
@@ -61,11 +62,11 @@ func (t thrashLeader) Inject(ctx context.Context, c Cluster, rng *rand.Rand, d t
 				return err
 			}
 		}
-		if err := hold(ctx, period()); err != nil {
+		if err := ctxtime.Sleep(ctx, period()); err != nil {
 			return err
 		}
 	}
-	return hold(ctx, time.Until(deadline))
+	return ctxtime.Sleep(ctx, time.Until(deadline))
 }
 
 // round isolates or pauses lead for d and undoes it.
@@ -82,7 +83,7 @@ func (t thrashLeader) round(ctx context.Context, c Cluster, rng *rand.Rand, lead
 		c.Pause(lead)
 		undo = func() { c.Resume(lead) }
 	}
-	held := hold(ctx, d)
+	held := ctxtime.Sleep(ctx, d)
 	undo()
 	rec.Fault(t.Name(), target, start, time.Now())
 	return held

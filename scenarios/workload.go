@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -175,7 +176,7 @@ func between(rng *rand.Rand, r [2]int64) time.Duration {
 func (wl *workload) loop(ctx context.Context, cl *client) {
 	for ctx.Err() == nil {
 		if d := cl.gate.left(); d > 0 {
-			_ = sleep(ctx, d)
+			_ = ctxtime.Sleep(ctx, d)
 			continue
 		}
 		resource := fmt.Sprintf("r%d", cl.rng.IntN(max(1, wl.w.Resources))+1)
@@ -184,7 +185,7 @@ func (wl *workload) loop(ctx context.Context, cl *client) {
 			continue
 		}
 		wl.cycle(ctx, cl, resource)
-		_ = sleep(ctx, between(cl.rng, wl.w.ThinkMs))
+		_ = ctxtime.Sleep(ctx, between(cl.rng, wl.w.ThinkMs))
 	}
 }
 
@@ -271,7 +272,7 @@ func (wl *workload) hold(ctx context.Context, cl *client, l *lockclient.Lease, o
 	}
 	for steps := 0; steps < 8 && ctx.Err() == nil; steps++ {
 		if d := cl.gate.left(); d > 0 {
-			_ = sleep(ctx, d)
+			_ = ctxtime.Sleep(ctx, d)
 			if l.Mode() == api.Exclusive {
 				wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
 			}
@@ -284,7 +285,7 @@ func (wl *workload) hold(ctx context.Context, cl *client, l *lockclient.Lease, o
 		if l.Mode() == api.Exclusive {
 			wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
 		}
-		if !sleep(ctx, between(cl.rng, wl.w.HoldMs)) {
+		if ctxtime.Sleep(ctx, between(cl.rng, wl.w.HoldMs)) != nil {
 			break
 		}
 		if !opts.KeepAlive && cl.rng.Float64() < wl.w.RenewProb {
@@ -316,21 +317,6 @@ func retryable(err error) bool {
 		return apiErr.Status >= 500
 	}
 	return !errors.Is(err, lockclient.ErrNotGranted)
-}
-
-// sleep waits d or until ctx ends; it reports whether d elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // opTimeout bounds one client call (plus any queue wait).

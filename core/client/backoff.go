@@ -1,7 +1,6 @@
 package client
 
 import (
-	"context"
 	"time"
 )
 
@@ -33,16 +32,4 @@ func (b backoff) ceiling(retry int) time.Duration {
 // uniform in [0, ceiling(retry)].
 func (b backoff) delay(retry int) time.Duration {
 	return time.Duration(b.randN(int64(b.ceiling(retry)) + 1))
-}
-
-// sleep waits for d or until ctx ends, whichever is first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

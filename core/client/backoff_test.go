@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"github.com/lockstep/lockstep/core/ctxtime"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -62,7 +63,7 @@ func TestBackoffCeilingNoOverflow(t *testing.T) {
 func TestSleepHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+	if err := ctxtime.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Fatalf("sleep = %v, want context.Canceled", err)
 	}
 }

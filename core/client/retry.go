@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"github.com/lockstep/lockstep/core/ctxtime"
 )
 
 // attemptFunc performs one attempt of a call against endpoint.
@@ -21,7 +22,7 @@ func (c *Client) retry(ctx context.Context, op, resource string, attempt attempt
 	leaderFailed := ""
 	for i := range c.maxAttempts {
 		if i > 0 {
-			if err := sleep(ctx, c.backoff.delay(i-1)); err != nil {
+			if err := ctxtime.Sleep(ctx, c.backoff.delay(i-1)); err != nil {
 				return fmt.Errorf("%w (last error: %w)", err, last)
 			}
 		}
