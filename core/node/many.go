@@ -238,3 +238,14 @@ func (n *notifier) deliverMany(index uint64, events []lock.Event) {
 		}
 	}
 }
+
+// CheckAcquireMany reports why cmd, a multi request, could never succeed
+// on this group, without proposing it: a request split over shards is
+// checked whole before any shard is asked.
+func (n *Node) CheckAcquireMany(cmd lock.Command) error {
+	cmd.Op = lock.OpAcquireMany
+	// Stand-in for the id AcquireMany draws: Check wants one assigned.
+	cmd.LeaseID = lock.LeaseID{1}
+	cmd.Host = n.cfg.ID
+	return n.cfg.Lock.Check(&cmd)
+}
