@@ -26,15 +26,22 @@ func checkAccounted(h *History, trace []TraceEvent, f *findings) {
 	type cr struct{ client, resource string }
 	pending := make(map[cr]bool)
 	for _, op := range h.Ops {
-		if op.Input.Op != models.Acquire {
+		if op.Input.Op != models.Acquire && op.Input.Op != models.AcquireMany {
 			continue
 		}
 		if op.Output.Unknown {
 			pending[cr{op.Input.ClientID, op.Input.Resource}] = true
+			// An acquire_many in doubt may be any grant on its resources.
+			for _, r := range op.Input.Resources {
+				pending[cr{op.Input.ClientID, r}] = true
+			}
 			continue
 		}
 		if op.Output.LeaseID != "" {
 			reported[op.Output.LeaseID] = true
+		}
+		for _, l := range op.Output.Leases {
+			reported[l.LeaseID] = true
 		}
 	}
 	for _, ev := range trace {

@@ -221,7 +221,12 @@ func historyStats(h *History) Stats {
 		if op.Output.Unknown {
 			s.UnknownOps++
 		}
-		resources[op.Input.Resource] = true
+		if op.Input.Resource != "" {
+			resources[op.Input.Resource] = true
+		}
+		for _, r := range op.Input.Resources {
+			resources[r] = true
+		}
 	}
 	s.Resources = len(resources)
 	s.TraceEvents = len(h.Trace)

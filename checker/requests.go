@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/lockstep/lockstep/models"
 )
@@ -21,7 +22,7 @@ func checkRequestIDs(h *History, f *findings) {
 	}
 	uses := make(map[[2]string][]Op)
 	for _, op := range h.Ops {
-		if op.Input.Op == models.Acquire && op.Input.RequestID != "" {
+		if (op.Input.Op == models.Acquire || op.Input.Op == models.AcquireMany) && op.Input.RequestID != "" {
 			k := [2]string{op.Input.ClientID, op.Input.RequestID}
 			uses[k] = append(uses[k], op)
 		}
@@ -35,7 +36,12 @@ func checkRequestIDs(h *History, f *findings) {
 		if policy == "" {
 			policy = "fifo"
 		}
-		return body{in.Resource, mode, policy, in.TTL}
+		// An acquire_many is another request than any single acquire.
+		resource := in.Resource
+		if in.Op == models.AcquireMany {
+			resource = "many:" + strings.Join(in.Resources, "\x00")
+		}
+		return body{resource, mode, policy, in.TTL}
 	}
 	for k, ops := range uses {
 		for _, op := range ops {

@@ -107,11 +107,15 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 	if ev.Kind == lock.EventFreed {
 		return
 	}
-	r.traceEvent(nodeID, checker.TraceEvent{
+	te := checker.TraceEvent{
 		Group: group, Index: ev.Index, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
 		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
 		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt,
-	})
+	}
+	if !ev.Many.IsZero() {
+		te.Many, te.ManySize = ev.Many.String(), ev.ManySize
+	}
+	r.traceEvent(nodeID, te)
 }
 
 // traceEvent numbers te within its index on nodeID and keeps the first

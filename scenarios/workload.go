@@ -51,6 +51,10 @@ type Workload struct {
 	// way through its wait (the caller gives up, as a user pressing Ctrl-C
 	// would); RetryProb then decides whether it asks again under its id.
 	CancelWaitProb float64 `json:"cancel_wait_prob,omitempty"`
+	// ManyProb is the share of acquires that are acquire_many over 2-4
+	// resources sharing a hash tag. When set, every resource name carries
+	// a tag ("{g1}:r1"), so single acquires meet multi requests.
+	ManyProb float64 `json:"many_prob,omitempty"`
 }
 
 // workload runs the clients of one scenario run. Every client is the real
@@ -179,12 +183,19 @@ func (wl *workload) loop(ctx context.Context, cl *client) {
 			_ = ctxtime.Sleep(ctx, d)
 			continue
 		}
-		resource := fmt.Sprintf("r%d", cl.rng.IntN(max(1, wl.w.Resources))+1)
+		i := cl.rng.IntN(max(1, wl.w.Resources)) + 1
+		resource := wl.resourceName(i)
 		if cl.rng.Float64() < wl.w.StatusProb {
 			wl.status(ctx, cl, resource)
 			continue
 		}
-		wl.cycle(ctx, cl, resource)
+		// Drawn only when multi requests are on, so other scenarios keep
+		// their seeded schedules.
+		if wl.w.ManyProb > 0 && cl.rng.Float64() < wl.w.ManyProb {
+			wl.cycleMany(ctx, cl, wl.manyResources(cl, i))
+		} else {
+			wl.cycle(ctx, cl, resource)
+		}
 		_ = ctxtime.Sleep(ctx, between(cl.rng, wl.w.ThinkMs))
 	}
 }
@@ -202,6 +213,25 @@ func (wl *workload) status(ctx context.Context, cl *client, resource string) {
 // another request is refused), and a request whose outcome stayed unknown
 // is asked again under its id, as an application that lost the answer would.
 func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
+	opts, giveUp := wl.plan(cl)
+	sent := time.Now()
+	lease, err := wl.acquire(ctx, cl, resource, opts, giveUp)
+	if err != nil && retryable(err) && cl.rng.Float64() < wl.w.RetryProb {
+		// The answer was lost: ask again for the same request.
+		opts.Wait = max(0, opts.Wait-time.Since(sent))
+		lease, err = wl.acquire(ctx, cl, resource, opts, 0)
+	}
+	if err != nil {
+		return
+	}
+	if opts.Mode == api.Exclusive {
+		wl.rec.fenced.RecordGrantReturned(resource, cl.name, lease.ID(), lease.Token())
+	}
+	wl.hold(ctx, cl, []*lockclient.Lease{lease}, opts)
+}
+
+// plan draws one acquire's options and when its caller gives up (0: never).
+func (wl *workload) plan(cl *client) (lockclient.AcquireOptions, time.Duration) {
 	mode := api.Exclusive
 	if cl.rng.Float64() < wl.w.SharedProb {
 		mode = api.Shared
@@ -219,24 +249,11 @@ func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
 	if cl.rng.Float64() < wl.w.SharedIDProb {
 		opts.RequestID = fmt.Sprintf("shared-%d", cl.rng.IntN(sharedRequestIDs))
 	}
-	sent := time.Now()
 	var giveUp time.Duration
 	if wait > 0 && cl.rng.Float64() < wl.w.CancelWaitProb {
 		giveUp = time.Duration(cl.rng.Int64N(int64(wait)))
 	}
-	lease, err := wl.acquire(ctx, cl, resource, opts, giveUp)
-	if err != nil && retryable(err) && cl.rng.Float64() < wl.w.RetryProb {
-		// The answer was lost: ask again for the same request.
-		opts.Wait = max(0, opts.Wait-time.Since(sent))
-		lease, err = wl.acquire(ctx, cl, resource, opts, 0)
-	}
-	if err != nil {
-		return
-	}
-	if mode == api.Exclusive {
-		wl.rec.fenced.RecordGrantReturned(resource, cl.name, lease.ID(), lease.Token())
-	}
-	wl.hold(ctx, cl, lease, opts)
+	return opts, giveUp
 }
 
 // sharedRequestIDs is the size of the pool of workload-chosen request ids.
@@ -261,38 +278,50 @@ func (cl *client) apiFor(c Target, resource string) *lockclient.Client {
 	return cl.api[c.GroupOf(resource)]
 }
 
-// hold uses the lease: writes (exclusive holders only, each after checking
-// validity), renews (explicitly, or through keep-alive), then releases —
-// unless the client abandons it (a crashed client: it never renews or
-// releases again) or is paused past its TTL (then it writes once with its
-// stale token without checking, as a process resuming from a GC pause would).
-func (wl *workload) hold(ctx context.Context, cl *client, l *lockclient.Lease, opts lockclient.AcquireOptions) {
+// hold uses the leases of one acquire: writes (exclusive holders only,
+// each after checking validity), renews (explicitly, or through
+// keep-alive), then releases — unless the client abandons them (a crashed
+// client: it never renews or releases again) or is paused past its TTL
+// (then it writes once with its stale tokens without checking, as a
+// process resuming from a GC pause would). A lease found lost is never
+// released (it may be someone else's now); the others still are.
+func (wl *workload) hold(ctx context.Context, cl *client, leases []*lockclient.Lease, opts lockclient.AcquireOptions) {
 	if !opts.KeepAlive && cl.rng.Float64() < wl.w.AbandonProb {
 		return
 	}
 	for steps := 0; steps < 8 && ctx.Err() == nil; steps++ {
 		if d := cl.gate.left(); d > 0 {
 			_ = ctxtime.Sleep(ctx, d)
+			for _, l := range leases {
+				if l.Mode() == api.Exclusive {
+					wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
+				}
+				wl.release(ctx, l)
+			}
+			return
+		}
+		if slices.ContainsFunc(leases, func(l *lockclient.Lease) bool { return !l.Valid() }) {
+			wl.releaseValid(ctx, leases)
+			return
+		}
+		for _, l := range leases {
 			if l.Mode() == api.Exclusive {
 				wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
 			}
-			wl.release(ctx, l)
-			return
-		}
-		if !l.Valid() {
-			return // lost: never release what may be someone else's now
-		}
-		if l.Mode() == api.Exclusive {
-			wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
 		}
 		if ctxtime.Sleep(ctx, between(cl.rng, wl.w.HoldMs)) != nil {
 			break
 		}
 		if !opts.KeepAlive && cl.rng.Float64() < wl.w.RenewProb {
-			cctx, cancel := context.WithTimeout(ctx, opTimeout)
-			err := l.Renew(cctx, opts.TTL)
-			cancel()
-			if errors.Is(err, lockclient.ErrNotHolder) {
+			lost := false
+			for _, l := range leases {
+				cctx, cancel := context.WithTimeout(ctx, opTimeout)
+				err := l.Renew(cctx, opts.TTL)
+				cancel()
+				lost = lost || errors.Is(err, lockclient.ErrNotHolder)
+			}
+			if lost {
+				wl.releaseValid(ctx, leases)
 				return
 			}
 		} else if cl.rng.IntN(3) == 0 {
@@ -301,7 +330,18 @@ func (wl *workload) hold(ctx context.Context, cl *client, l *lockclient.Lease, o
 	}
 	// Released even when the run ends, which also stops a keep-alive that
 	// would otherwise outlive the run.
-	wl.release(ctx, l)
+	for _, l := range leases {
+		wl.release(ctx, l)
+	}
+}
+
+// releaseValid releases the leases that are still valid.
+func (wl *workload) releaseValid(ctx context.Context, leases []*lockclient.Lease) {
+	for _, l := range leases {
+		if l.Valid() {
+			wl.release(ctx, l)
+		}
+	}
 }
 
 func (wl *workload) release(ctx context.Context, l *lockclient.Lease) {

@@ -55,6 +55,67 @@ type AcquireResponse struct {
 	LogTime int64 `json:"log_time"`
 }
 
+// AcquireManyRequest is the body of POST /lock/acquire_many: every
+// resource (1..MaxManyResources, distinct) at once or none. Resources on
+// several shards need Order OrderCanonical (else 400 cross_shard).
+type AcquireManyRequest struct {
+	Resources []string `json:"resources"`
+	ClientID  string   `json:"client_id"`
+	TTL       int64    `json:"ttl"`
+	Mode      Mode     `json:"mode,omitempty"`
+	Wait      int64    `json:"wait,omitempty"`
+	RequestID string   `json:"request_id,omitempty"`
+	Policy    Policy   `json:"policy,omitempty"`
+	Order     Order    `json:"order,omitempty"`
+}
+
+// MaxManyResources is the most resources one acquire_many may name.
+const MaxManyResources = 64
+
+// Order says how an acquire_many whose resources span shards is taken.
+type Order string
+
+// OrderCanonical takes the shards one by one in ascending shard order,
+// each shard's resources atomically, releasing what it took when a later
+// shard refuses. Not atomic: others can see the earlier shards held
+// while a later one is being taken.
+const OrderCanonical Order = "canonical"
+
+// ManyKind says how an acquire_many was served.
+type ManyKind string
+
+const (
+	// KindAtomic: every resource is on one shard, granted in one log entry
+	// or not at all.
+	KindAtomic ManyKind = "atomic"
+	// KindCanonical: shard by shard in ascending shard order (OrderCanonical).
+	KindCanonical ManyKind = "canonical"
+)
+
+// ManyLease is one resource's lease in an AcquireManyResponse; release
+// and renew it as the lease of a single acquire.
+type ManyLease struct {
+	Resource     string `json:"resource"`
+	LeaseID      string `json:"lease_id"`
+	FencingToken uint64 `json:"fencing_token"`
+	ExpiresIn    int64  `json:"expires_in"`
+}
+
+// AcquireManyResponse is the 200 reply of POST /lock/acquire_many. Granted
+// means every resource is held, Leases in request order; otherwise Leases
+// is empty, Blocked names the first resource that was not free and
+// QueuePosition where the request stood (furthest back) when it gave up.
+type AcquireManyResponse struct {
+	Granted       bool        `json:"granted"`
+	Kind          ManyKind    `json:"kind"`
+	Leases        []ManyLease `json:"leases"`
+	Blocked       string      `json:"blocked,omitempty"`
+	QueuePosition int         `json:"queue_position,omitempty"`
+	// LogTime is the log time (ms) the answer was decided at; for a
+	// canonical request, that of the last shard it asked.
+	LogTime int64 `json:"log_time"`
+}
+
 // ReleaseRequest is the body of POST /lock/release.
 type ReleaseRequest struct {
 	Resource string `json:"resource"`
@@ -221,13 +282,16 @@ const (
 	CodeMethodNotAllowed Code = "method_not_allowed"
 	// CodeResourceExhausted: a configured bound (queue length, lock count) was hit.
 	CodeResourceExhausted Code = "resource_exhausted"
-	CodeInternal          Code = "internal"
+	// CodeCrossShard: an acquire_many named resources on several shards
+	// without "order":"canonical"; nothing changed.
+	CodeCrossShard Code = "cross_shard"
+	CodeInternal   Code = "internal"
 )
 
 // HTTPStatus maps an error code to the status the server answers with.
 func (c Code) HTTPStatus() int {
 	switch c {
-	case CodeInvalidArgument:
+	case CodeInvalidArgument, CodeCrossShard:
 		return 400
 	case CodeNotFound:
 		return 404
@@ -249,11 +313,13 @@ func (c Code) HTTPStatus() int {
 // Paths of the public API.
 const (
 	PathAcquire = "/lock/acquire"
-	PathRelease = "/lock/release"
-	PathRenew   = "/lock/renew"
-	PathStatus  = "/lock/status"
-	PathCluster = "/cluster"
-	PathMetrics = "/metrics"
+	// PathAcquireMany takes several resources at once (AcquireManyRequest).
+	PathAcquireMany = "/lock/acquire_many"
+	PathRelease     = "/lock/release"
+	PathRenew       = "/lock/renew"
+	PathStatus      = "/lock/status"
+	PathCluster     = "/cluster"
+	PathMetrics     = "/metrics"
 	// PathLive answers 200 while the process serves.
 	PathLive = "/livez"
 	// PathReady answers 200 only while the node can serve consistent

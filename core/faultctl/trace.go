@@ -40,6 +40,10 @@ type Record struct {
 	Mode      string `json:"m,omitempty"`
 	Token     uint64 `json:"t,omitempty"`
 	ExpiresAt int64  `json:"x,omitempty"`
+	// Many and ManySize tie a multi request's events together
+	// (lock.Event.Many, ManySize).
+	Many     string `json:"mn,omitempty"`
+	ManySize int    `json:"ms,omitempty"`
 	// Apply fields: hashes of the entry bytes and of the state it left.
 	EntryHash   uint64 `json:"eh,omitempty"`
 	StateDigest uint64 `json:"sd,omitempty"`
@@ -96,9 +100,13 @@ func (w *TraceWriter) Event(ev lock.Event) {
 	if ev.Kind == lock.EventFreed {
 		return
 	}
-	w.write(Record{Kind: KindEvent, Index: ev.Index, LogTime: ev.LogTime, Event: ev.Kind.String(),
+	rec := Record{Kind: KindEvent, Index: ev.Index, LogTime: ev.LogTime, Event: ev.Kind.String(),
 		Resource: ev.Resource, LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID,
-		Mode: ev.Lease.Mode.String(), Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt})
+		Mode: ev.Lease.Mode.String(), Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt}
+	if !ev.Many.IsZero() {
+		rec.Many, rec.ManySize = ev.Many.String(), ev.ManySize
+	}
+	w.write(rec)
 }
 
 // Apply records one applied entry (node.Config.OnApply).

@@ -62,6 +62,21 @@ func parseCall(r *http.Request, body []byte) call {
 		c.resource = in.Resource
 		c.wait = min(max(time.Duration(in.Wait)*time.Millisecond, 0), maxWait)
 		c.safe = read || (c.op == "acquire" && in.RequestID != "")
+	case api.PathAcquireMany:
+		// Routed by the first resource: a request on one shard goes
+		// straight to its leader; a canonical one is split by that member.
+		var in struct {
+			Resources []string `json:"resources"`
+			Wait      int64    `json:"wait"`
+			RequestID string   `json:"request_id"`
+		}
+		_ = json.Unmarshal(body, &in)
+		c.op = "acquire_many"
+		if len(in.Resources) > 0 {
+			c.resource = in.Resources[0]
+		}
+		c.wait = min(max(time.Duration(in.Wait)*time.Millisecond, 0), maxWait)
+		c.safe = in.RequestID != ""
 	case api.PathStatus:
 		c.op, c.resource, c.safe = "status", r.URL.Query().Get("resource"), read
 	case api.PathCluster:

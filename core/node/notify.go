@@ -15,6 +15,9 @@ type notifier struct {
 	// grants holds, per lease id, the callers waiting for its grant: the
 	// original request and any retry of it that reached this node.
 	grants map[lock.LeaseID]map[chan lock.Event]struct{}
+	// many holds, per multi request lease id, the callers waiting for all
+	// of its grant (or cancel) events of one entry (many.go).
+	many   map[lock.LeaseID]map[chan []lock.Event]struct{}
 	freed  map[string]map[chan struct{}]struct{}
 	onWake func(resource string, index uint64, lease lock.LeaseID, woken int)
 }
@@ -22,6 +25,7 @@ type notifier struct {
 func newNotifier(onWake func(string, uint64, lock.LeaseID, int)) *notifier {
 	return &notifier{
 		grants: make(map[lock.LeaseID]map[chan lock.Event]struct{}),
+		many:   make(map[lock.LeaseID]map[chan []lock.Event]struct{}),
 		freed:  make(map[string]map[chan struct{}]struct{}),
 		onWake: onWake,
 	}
@@ -73,6 +77,7 @@ func (n *notifier) waitFreed(resource string) (<-chan struct{}, func()) {
 func (n *notifier) deliver(index uint64, events []lock.Event) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.deliverMany(index, events)
 	for _, ev := range events {
 		woken := 0
 		switch ev.Kind {

@@ -255,6 +255,8 @@ func classifyCode(err error) (api.Code, string) {
 		return api.CodeInvalidArgument, err.Error()
 	case errors.Is(err, errMethodNotAllowed):
 		return api.CodeMethodNotAllowed, err.Error()
+	case errors.Is(err, errCrossShard):
+		return api.CodeCrossShard, err.Error()
 	case errors.Is(err, node.ErrNotHolder):
 		return api.CodeNotHolder, "lease is not held: it was released, expired, or never granted"
 	case errors.Is(err, node.ErrRequestIDReused):

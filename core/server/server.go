@@ -148,6 +148,7 @@ func New(h *shard.Host, cfg Config) *Server {
 	}, func() float64 { return float64(len(s.inFlight)) }))
 	reg.MustRegister(cfg.Collectors...)
 	s.route(api.PathAcquire, endpoint{method: http.MethodPost, op: "acquire", limited: true, h: s.acquire})
+	s.route(api.PathAcquireMany, endpoint{method: http.MethodPost, op: "acquire_many", limited: true, h: s.acquireMany})
 	s.route(api.PathRelease, endpoint{method: http.MethodPost, op: "release", limited: true, h: s.release})
 	s.route(api.PathRenew, endpoint{method: http.MethodPost, op: "renew", limited: true, h: s.renew})
 	s.route(api.PathStatus, endpoint{method: http.MethodGet, op: "status", limited: true, params: []string{"resource", "stale"}, h: s.status})

@@ -81,6 +81,15 @@ func Single(n *node.Node) *Host {
 	return h
 }
 
+// Fixed wraps lock groups that are a whole cluster, group i+1 being lock
+// shard i+1 and no metadata group: tests of requests that span shards.
+func Fixed(id string, groups []*node.Node) *Host {
+	h := &Host{cfg: Config{ID: id, Shards: len(groups)}, started: make(chan struct{}), done: make(chan struct{})}
+	h.groups.Store(&groups)
+	close(h.started)
+	return h
+}
+
 // Start opens the metadata group, then the lock shards as soon as their
 // count is known (at once when Config.Shards is set), and publishes this
 // member's addresses. It returns before any group has a leader.

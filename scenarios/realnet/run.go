@@ -217,7 +217,8 @@ func feed(h *scenarios.Harness, group int, r faultctl.Record) {
 		h.NodeStarted(r.Node)
 	case faultctl.KindEvent:
 		h.Event(r.Node, checker.TraceEvent{Group: group, Index: r.Index, LogTime: r.LogTime, Kind: r.Event,
-			Resource: r.Resource, LeaseID: r.LeaseID, Client: r.Client, Mode: r.Mode, Token: r.Token, ExpiresAt: r.ExpiresAt})
+			Resource: r.Resource, LeaseID: r.LeaseID, Client: r.Client, Mode: r.Mode, Token: r.Token, ExpiresAt: r.ExpiresAt,
+			Many: r.Many, ManySize: r.ManySize})
 	case faultctl.KindApply:
 		h.Applied(r.Node, group, r.Index, r.EntryHash, r.StateDigest, r.LogTime, time.Unix(0, r.At))
 	case faultctl.KindWake:
