@@ -45,7 +45,21 @@ type Scenario struct {
 	// Snapshots tunes how often nodes snapshot; small by default, so every
 	// run takes snapshots and lagging or restarted followers install them.
 	Snapshots Snapshots `json:"snapshots,omitempty"`
+	// LeaderOf picks, when Groups > 1 (sharded members), the group whose
+	// leader the leader-targeting nemeses hit: "meta" for the metadata
+	// group, "" for lock shard 1.
+	LeaderOf string `json:"leader_of,omitempty"`
 }
+
+// leaderGroup is the group number LeaderOf names on sharded members.
+func (s Scenario) leaderGroup() int {
+	if s.LeaderOf == leaderOfMeta {
+		return 0
+	}
+	return 1
+}
+
+const leaderOfMeta = "meta"
 
 // Snapshots is when the nodes of a run snapshot their state machine.
 // Zero fields take the defaults of withDefaults.
@@ -123,6 +137,8 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("%s: duration_ms must be in 1..600000", s.Name)
 	case s.Expect.Verdict != checker.Success && s.Expect.Verdict != checker.Failure:
 		return fmt.Errorf("%s: expect.verdict must be success or failure", s.Name)
+	case s.LeaderOf != "" && (s.LeaderOf != leaderOfMeta || s.Groups < 2):
+		return fmt.Errorf("%s: leader_of must be empty or %q, with groups > 1", s.Name, leaderOfMeta)
 	}
 	for _, n := range s.Nemeses {
 		if _, ok := nemesis.ByName(n); !ok {
