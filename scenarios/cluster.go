@@ -249,12 +249,21 @@ func (c *Cluster) Nodes() []string { return append([]string(nil), c.order...) }
 // Leader implements nemesis.Cluster: the leader of the first group (the
 // nemeses target one group; scenarios with independent groups fault group
 // 1), or on sharded members the member leading group leaderOf — crashing
-// or cutting it hits all of its groups, as with a real process.
+// or cutting it hits all of its groups, as with a real process. A lock
+// shard's leader counts only while it leads no other lock shard: a fault
+// on a member leading several is not one shard's fault, so the nemesis
+// waits until leaders have spread again.
 func (c *Cluster) Leader() (string, bool) {
 	for _, m := range c.groups[0] {
-		if c.leads(m.id, c.leaderOf) {
-			return m.id, true
+		if !c.leads(m.id, c.leaderOf) {
+			continue
 		}
+		for g := 1; c.leaderOf > 0 && g <= c.shards; g++ {
+			if g != c.leaderOf && c.leads(m.id, g) {
+				return "", false
+			}
+		}
+		return m.id, true
 	}
 	return "", false
 }

@@ -104,6 +104,11 @@ type Checks struct {
 	// ExpiryBoundMs: how late (log time) past a lease's expiry the first
 	// entry may come in a quiet period; 0 leaves that half out.
 	ExpiryBoundMs int64 `json:"expiry_bound_ms,omitempty"`
+	// ShardP99BoundMs bounds, on sharded members, each lock shard's p99
+	// latency of non-waiting acquires, except the shards in
+	// ShardP99Exclude (those the faults aim at); 0 leaves it unjudged.
+	ShardP99BoundMs int64 `json:"shard_p99_bound_ms,omitempty"`
+	ShardP99Exclude []int `json:"shard_p99_exclude,omitempty"`
 }
 
 // Expect is the verdict a correct server must produce. Most scenarios
@@ -117,11 +122,16 @@ type Expect struct {
 
 func (s Scenario) options() checker.Options {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
-	return checker.Options{
+	o := checker.Options{
 		StrictFIFO: s.Checks.StrictFIFO, AllowHerd: s.Checks.AllowHerd,
 		RecoveryBound: ms(s.Checks.RecoveryBoundMs), GrantBound: ms(s.Checks.GrantBoundMs),
 		ElectionBound: ms(s.Checks.ElectionBoundMs), ExpiryBound: ms(s.Checks.ExpiryBoundMs),
 	}
+	if s.Groups > 1 && s.Checks.ShardP99BoundMs > 0 {
+		o.ShardLatency = checker.ShardLatency{Shards: s.Groups, Excluded: s.Checks.ShardP99Exclude,
+			Bound: ms(s.Checks.ShardP99BoundMs), Quantile: 0.99}
+	}
+	return o
 }
 
 // Validate reports the first thing that makes the file unusable.
