@@ -30,6 +30,9 @@ const (
 	// CheckAtomic: a multi request (acquire_many) was granted, queued or
 	// cancelled on part of its resources, or across log indexes.
 	CheckAtomic = "atomic"
+	// CheckShardLatency: a lock shard outside the faulted ones served its
+	// non-waiting acquires slower than the bound (Options.ShardLatency).
+	CheckShardLatency = "shard-latency"
 )
 
 // DefaultLinearizabilityTimeout is used when Options leaves it zero.
@@ -76,6 +79,9 @@ type Options struct {
 	// the expiry check (the other half, freed by the first entry past the
 	// expiry, always runs).
 	ExpiryBound time.Duration
+	// ShardLatency, when its Shards is set, bounds the per-shard acquire
+	// latency outside the faulted shards.
+	ShardLatency ShardLatency
 }
 
 // Violation is one broken property.
@@ -114,6 +120,9 @@ type Stats struct {
 	// the trace; ExpiriesJudged counts leases whose freeing was judged.
 	QueuesCompared int `json:"queues_compared"`
 	ExpiriesJudged int `json:"expiries_judged"`
+	// ShardLatencyNs is each lock shard's acquire latency quantile when
+	// ShardLatency is judged (see checkShardLatency).
+	ShardLatencyNs []int64 `json:"shard_latency_ns,omitempty"`
 }
 
 // Result is what Check concluded.
@@ -206,6 +215,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 		checkQueueProgress(trace, &f)
 	}
 	checkHerd(h, replay, opts, &f, &res.Stats)
+	res.Stats.ShardLatencyNs = checkShardLatency(h, opts.ShardLatency, &f)
 	return finish()
 }
 

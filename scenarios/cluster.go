@@ -13,21 +13,32 @@ import (
 
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/placement"
 	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/shard"
 	"github.com/lockstep/lockstep/nemesis"
 	"github.com/lockstep/lockstep/sim"
 )
 
-// Cluster is several independent Raft groups (shards) of real lockstep
-// nodes on one simulated network. It implements nemesis.Cluster.
+// Cluster is the real lockstep members of one run on one simulated
+// network. A one-group scenario runs one Raft group of nodes; a scenario
+// with several groups runs sharded members (shardhost.go): every member a
+// core/shard.Host with the metadata group and the lock shards, as lockd
+// runs it. It implements nemesis.Cluster.
 type Cluster struct {
 	// run makes failpoint names unique per run: failpoint's registry is
 	// process-wide and its objects must not cross synctest bubbles.
-	run    string
-	net    *sim.Network
-	rec    *recorder
-	bug    node.Bug
+	run string
+	net *sim.Network
+	rec *recorder
+	bug node.Bug
+	// shards is the lock shard count of sharded members; 0 runs each
+	// group as independent nodes.
+	shards int
+	// leaderOf is the group whose leader Leader reports (sharded only).
+	leaderOf int
+	// groups lists the members that share a fate: one group's nodes, or
+	// all sharded members (a majority wiped rebuilds them together).
 	groups [][]*member
 	byID   map[string]*member
 	order  []string
@@ -45,44 +56,61 @@ var (
 	_ Target          = (*Cluster)(nil)
 )
 
-// member is one node slot: its disk and clock outlive crashes.
+// member is one node slot (a process): its disks and clock outlive crashes.
 type member struct {
 	id    string
 	group int
 	peers []node.Peer
 	clock *sim.Clock
-	// transport is the running node's; nil while it is down.
-	transport *sim.Transport
+	// transports are the running member's, one per Raft group; nil while
+	// it is down.
+	transports []*sim.Transport
 	// rate is the clock's own drift, to which clock faults return.
-	rate   float64
-	stores node.Stores
+	rate float64
+	// stores are the disks by Raft group: 0 for an unsharded node; 0 (the
+	// metadata group) and 1..shards for a sharded member.
+	stores map[uint64]node.Stores
 	ids    *rand.Rand // lease id randomness, seeded
 	idsMu  sync.Mutex
-	node   *node.Node
-	wiped  bool
+	// node (unsharded) or host (sharded) runs while the member is up.
+	node  *node.Node
+	host  *shard.Host
+	wiped bool
 }
+
+func (m *member) up() bool { return m.node != nil || m.host != nil }
 
 type clusterOptions struct {
 	groups, nodes int
 	seed          uint64
 	bug           node.Bug
 	snap          Snapshots
+	// leaderOf is the group the leader-targeting nemeses hit on sharded
+	// members: 0 the metadata group, s lock shard s.
+	leaderOf int
 }
 
 func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster, error) {
 	c := &Cluster{run: fmt.Sprintf("run%d", runCounter.Add(1)), net: net, rec: rec, bug: opts.bug,
-		byID: make(map[string]*member), snap: opts.snap.withDefaults()}
+		byID: make(map[string]*member), snap: opts.snap.withDefaults(), leaderOf: opts.leaderOf}
 	seeds := rand.New(rand.NewPCG(opts.seed, 7))
-	for g := 0; g < opts.groups; g++ {
+	memberships := opts.groups
+	if opts.groups > 1 {
+		c.shards, memberships = opts.groups, 1
+	}
+	for g := 0; g < memberships; g++ {
 		var peers []node.Peer
 		for i := 0; i < opts.nodes; i++ {
 			id := fmt.Sprintf("s%dn%d", g+1, i+1)
+			if c.shards > 0 {
+				id = fmt.Sprintf("n%d", i+1)
+			}
 			peers = append(peers, node.Peer{ID: id, RaftAddr: id})
 		}
 		var ms []*member
 		for _, p := range peers {
 			m := &member{
-				id: p.ID, group: g, peers: peers, stores: c.memStores(p.ID),
+				id: p.ID, group: g, peers: peers, stores: make(map[uint64]node.Stores),
 				ids: rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64())),
 			}
 			// Each node's clock starts at its own arbitrary point and runs at
@@ -122,7 +150,23 @@ func (c *Cluster) memStores(id string) node.Stores {
 
 func (c *Cluster) failpoint(id string) string { return sim.FailpointStoreLogs(c.run + "/" + id) }
 
+// groupStores returns the member's disk of Raft group g, a fresh one the
+// first time (and after a wipe).
+func (c *Cluster) groupStores(m *member, g uint64) node.Stores {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := m.stores[g]
+	if !ok {
+		s = c.memStores(m.id)
+		m.stores[g] = s
+	}
+	return s
+}
+
 func (c *Cluster) start(m *member, bootstrap bool) error {
+	if c.shards > 0 {
+		return c.startHost(m, bootstrap)
+	}
 	c.rec.restarted(m.id)
 	tr, err := c.net.NewTransport(m.id)
 	if err != nil {
@@ -130,7 +174,7 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	}
 	n, err := node.New(node.Config{
 		ID: m.id, Peers: m.peers, Clock: m.clock, Bootstrap: bootstrap,
-		Transport: tr, Stores: m.stores,
+		Transport: tr, Stores: c.groupStores(m, 0),
 		Forwarder: node.NewHTTPForwarder(&sim.HTTPTransport{Net: c.net, From: m.id}),
 		LeaseIDs:  m.leaseID, Bug: c.bug,
 		SnapshotThreshold: c.snap.Threshold, TrailingLogs: c.snap.TrailingLogs,
@@ -151,7 +195,7 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 		"":      n.ForwardHandler(),
 	})
 	c.mu.Lock()
-	m.node, m.transport = n, tr
+	m.node, m.transports = n, []*sim.Transport{tr}
 	c.mu.Unlock()
 	return nil
 }
@@ -179,9 +223,12 @@ func (c *Cluster) node(id string) *node.Node {
 	return nil
 }
 
-// GroupOf implements Target: hash placement (consistent hashing arrives
-// with sharding).
+// GroupOf implements Target: sharded members place by core/placement
+// (group index s-1 for shard s); independent groups by a plain hash.
 func (c *Cluster) GroupOf(resource string) int {
+	if c.shards > 0 {
+		return int(placement.Of(resource, c.shards)) - 1
+	}
 	h := uint32(2166136261)
 	for i := 0; i < len(resource); i++ {
 		h = (h ^ uint32(resource[i])) * 16777619
@@ -200,14 +247,43 @@ func (c *Cluster) Shutdown() {
 func (c *Cluster) Nodes() []string { return append([]string(nil), c.order...) }
 
 // Leader implements nemesis.Cluster: the leader of the first group (the
-// nemeses target one group; scenarios with several groups fault group 1).
+// nemeses target one group; scenarios with independent groups fault group
+// 1), or on sharded members the member leading group leaderOf — crashing
+// or cutting it hits all of its groups, as with a real process. A lock
+// shard's leader counts only while it leads no other lock shard: a fault
+// on a member leading several is not one shard's fault, so the nemesis
+// waits until leaders have spread again.
 func (c *Cluster) Leader() (string, bool) {
 	for _, m := range c.groups[0] {
-		if n := c.node(m.id); n != nil && n.IsLeader() {
-			return m.id, true
+		if !c.leads(m.id, c.leaderOf) {
+			continue
 		}
+		for g := 1; c.leaderOf > 0 && g <= c.shards; g++ {
+			if g != c.leaderOf && c.leads(m.id, g) {
+				return "", false
+			}
+		}
+		return m.id, true
 	}
 	return "", false
+}
+
+// leads reports whether member id runs and leads group g (unsharded: its
+// only group, whatever g).
+func (c *Cluster) leads(id string, g int) bool {
+	if c.shards == 0 {
+		n := c.node(id)
+		return n != nil && n.IsLeader()
+	}
+	h := c.host(id)
+	if h == nil {
+		return false
+	}
+	if g == 0 {
+		return h.Meta().IsLeader()
+	}
+	n, ok := h.Group(g)
+	return ok && n.IsLeader()
 }
 
 // Cut implements nemesis.Cluster.
@@ -226,21 +302,34 @@ func (c *Cluster) Crash(id string) error {
 		c.mu.Unlock()
 		return fmt.Errorf("no node %q", id)
 	}
-	n, tr := m.node, m.transport
-	m.node, m.transport = nil, nil
+	n, h, trs := m.node, m.host, m.transports
+	m.node, m.host, m.transports = nil, nil, nil
 	c.mu.Unlock()
-	if n == nil {
+	if n == nil && h == nil {
 		return nil
 	}
-	// A crash is abrupt: the node vanishes from the network at once, so the
-	// others elect a leader while it finishes shutting down (which waits for
-	// its in-flight applies).
-	_ = tr.Close()
-	st := n.Stats()
-	c.snapshots.Add(st.Snapshots)
-	c.restores.Add(st.Restores)
+	// A crash is abrupt: the member vanishes from the network at once, so
+	// the others elect leaders while it finishes shutting down (which
+	// waits for its in-flight applies).
+	for _, tr := range trs {
+		_ = tr.Close()
+	}
 	c.net.HandleHTTP(id, nil)
+	if h != nil {
+		c.countSnapshots(h.Groups()...)
+		return h.Shutdown()
+	}
+	c.countSnapshots(n)
 	return n.Shutdown()
+}
+
+// countSnapshots adds what stopping nodes snapshotted and restored.
+func (c *Cluster) countSnapshots(nodes ...*node.Node) {
+	for _, n := range nodes {
+		st := n.Stats()
+		c.snapshots.Add(st.Snapshots)
+		c.restores.Add(st.Restores)
+	}
 }
 
 // WipeDisk implements nemesis.Cluster: crash and lose every store.
@@ -251,7 +340,7 @@ func (c *Cluster) WipeDisk(id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.byID[id]
-	m.stores = c.memStores(id)
+	m.stores = make(map[uint64]node.Stores)
 	m.wiped = true
 	return nil
 }
@@ -264,7 +353,7 @@ func (c *Cluster) WipeDisk(id string) error {
 func (c *Cluster) Restart(id string) error {
 	c.mu.Lock()
 	m := c.byID[id]
-	if m == nil || m.node != nil {
+	if m == nil || m.up() {
 		c.mu.Unlock()
 		return nil
 	}
@@ -342,11 +431,19 @@ func (c *Cluster) SetDiskFault(id string, delay time.Duration, fail bool) {
 // PauseClient implements nemesis.Cluster.
 func (c *Cluster) PauseClient(client int, d time.Duration) { c.work.pause(client, d) }
 
-// GroupCount implements Target.
-func (c *Cluster) GroupCount() int { return len(c.groups) }
+// GroupCount implements Target: the lock groups.
+func (c *Cluster) GroupCount() int {
+	if c.shards > 0 {
+		return c.shards
+	}
+	return len(c.groups)
+}
 
-// Members implements Target.
+// Members implements Target: a sharded member hosts every group.
 func (c *Cluster) Members(g int) []string {
+	if c.shards > 0 {
+		g = 0
+	}
 	ids := make([]string, 0, len(c.groups[g]))
 	for _, m := range c.groups[g] {
 		ids = append(ids, m.id)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 
 	"github.com/lockstep/lockstep/checker"
 )
@@ -28,7 +29,7 @@ func Recheck(ctx context.Context, dir string) (checker.Result, *Outcome, error) 
 		return checker.Result{}, nil, fmt.Errorf("recheck: params.json: %w", err)
 	}
 	opts := saved.Checks
-	if opts == (checker.Options{}) {
+	if reflect.ValueOf(opts).IsZero() {
 		// Saved before the options were: take the catalogue's.
 		s, err := ByName(saved.Scenario)
 		if err != nil {

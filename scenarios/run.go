@@ -89,7 +89,8 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 			DropRate: s.Network.Drop, DupRate: s.Network.Dup},
 	})
 	defer net.Close()
-	c, err := newCluster(net, rec, clusterOptions{groups: s.Groups, nodes: s.Nodes, seed: clusterSeed, bug: opts.Bug, snap: s.Snapshots})
+	c, err := newCluster(net, rec, clusterOptions{groups: s.Groups, nodes: s.Nodes, seed: clusterSeed, bug: opts.Bug, snap: s.Snapshots,
+		leaderOf: s.leaderGroup()})
 	if err != nil {
 		return nil, err
 	}
@@ -167,19 +168,23 @@ func Expected(s Scenario, bug node.Bug, res checker.Result) bool {
 
 func (c *Cluster) awaitLeaders(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	for g := range c.groups {
+	// Independent groups are c.groups[g], numbered from 1 in errors;
+	// sharded members run the metadata group 0 and lock shards 1..shards.
+	groups, first := len(c.groups), 1
+	if c.shards > 0 {
+		groups, first = c.shards+1, 0
+	}
+	for g := range groups {
+		members := c.groups[0]
+		if c.shards == 0 {
+			members = c.groups[g]
+		}
 		for {
-			led := false
-			for _, m := range c.groups[g] {
-				if n := c.node(m.id); n != nil && n.IsLeader() {
-					led = true
-				}
-			}
-			if led {
+			if slices.ContainsFunc(members, func(m *member) bool { return c.leads(m.id, g) }) {
 				break
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
-				return fmt.Errorf("group %d elected no leader within %s", g+1, limit)
+				return fmt.Errorf("group %d elected no leader within %s", g+first, limit)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

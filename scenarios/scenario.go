@@ -45,7 +45,21 @@ type Scenario struct {
 	// Snapshots tunes how often nodes snapshot; small by default, so every
 	// run takes snapshots and lagging or restarted followers install them.
 	Snapshots Snapshots `json:"snapshots,omitempty"`
+	// LeaderOf picks, when Groups > 1 (sharded members), the group whose
+	// leader the leader-targeting nemeses hit: "meta" for the metadata
+	// group, "" for lock shard 1.
+	LeaderOf string `json:"leader_of,omitempty"`
 }
+
+// leaderGroup is the group number LeaderOf names on sharded members.
+func (s Scenario) leaderGroup() int {
+	if s.LeaderOf == leaderOfMeta {
+		return 0
+	}
+	return 1
+}
+
+const leaderOfMeta = "meta"
 
 // Snapshots is when the nodes of a run snapshot their state machine.
 // Zero fields take the defaults of withDefaults.
@@ -90,6 +104,11 @@ type Checks struct {
 	// ExpiryBoundMs: how late (log time) past a lease's expiry the first
 	// entry may come in a quiet period; 0 leaves that half out.
 	ExpiryBoundMs int64 `json:"expiry_bound_ms,omitempty"`
+	// ShardP99BoundMs bounds, on sharded members, each lock shard's p99
+	// latency of non-waiting acquires, except the shards in
+	// ShardP99Exclude (those the faults aim at); 0 leaves it unjudged.
+	ShardP99BoundMs int64 `json:"shard_p99_bound_ms,omitempty"`
+	ShardP99Exclude []int `json:"shard_p99_exclude,omitempty"`
 }
 
 // Expect is the verdict a correct server must produce. Most scenarios
@@ -103,11 +122,16 @@ type Expect struct {
 
 func (s Scenario) options() checker.Options {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
-	return checker.Options{
+	o := checker.Options{
 		StrictFIFO: s.Checks.StrictFIFO, AllowHerd: s.Checks.AllowHerd,
 		RecoveryBound: ms(s.Checks.RecoveryBoundMs), GrantBound: ms(s.Checks.GrantBoundMs),
 		ElectionBound: ms(s.Checks.ElectionBoundMs), ExpiryBound: ms(s.Checks.ExpiryBoundMs),
 	}
+	if s.Groups > 1 && s.Checks.ShardP99BoundMs > 0 {
+		o.ShardLatency = checker.ShardLatency{Shards: s.Groups, Excluded: s.Checks.ShardP99Exclude,
+			Bound: ms(s.Checks.ShardP99BoundMs), Quantile: 0.99}
+	}
+	return o
 }
 
 // Validate reports the first thing that makes the file unusable.
@@ -123,6 +147,8 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("%s: duration_ms must be in 1..600000", s.Name)
 	case s.Expect.Verdict != checker.Success && s.Expect.Verdict != checker.Failure:
 		return fmt.Errorf("%s: expect.verdict must be success or failure", s.Name)
+	case s.LeaderOf != "" && (s.LeaderOf != leaderOfMeta || s.Groups < 2):
+		return fmt.Errorf("%s: leader_of must be empty or %q, with groups > 1", s.Name, leaderOfMeta)
 	}
 	for _, n := range s.Nemeses {
 		if _, ok := nemesis.ByName(n); !ok {

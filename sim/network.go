@@ -88,7 +88,7 @@ type Network struct {
 	cuts       map[link]bool
 	paused     map[string]chan struct{} // closed on Resume
 	clocks     map[string]*Clock
-	transports map[string]*Transport
+	transports map[endpoint]*Transport
 	handlers   map[string]*handlerEndpoint
 	events     []Event
 	stats      Stats
@@ -121,7 +121,7 @@ func NewNetwork(opts Options) *Network {
 		cuts:       make(map[link]bool),
 		paused:     make(map[string]chan struct{}),
 		clocks:     make(map[string]*Clock),
-		transports: make(map[string]*Transport),
+		transports: make(map[endpoint]*Transport),
 		handlers:   make(map[string]*handlerEndpoint),
 	}
 }

@@ -20,8 +20,10 @@ import (
 // Requests and responses are deep-copied at each end (see copyMessage) and
 // raft's errors cross as text, as they would over raft.NetworkTransport.
 type Transport struct {
-	net      *Network
-	id       string
+	net *Network
+	id  string
+	// group is the Raft group this transport carries (see NewGroupTransport).
+	group    uint64
 	consumer chan raft.RPC
 	done     chan struct{} // closed by Close
 
@@ -51,9 +53,20 @@ const maxSnapshotBytes = 256 << 20
 // id itself. An id may be registered again after its transport is closed,
 // which models a crash and restart with a new raft instance.
 func (n *Network) NewTransport(id string) (*Transport, error) {
+	return n.NewGroupTransport(id, 0)
+}
+
+// NewGroupTransport registers Raft group group's transport of node id. Its
+// raft ServerAddress is still id: a node's groups share its network
+// identity (as groups share a member's one port through core/mux), so every
+// link decision — partition, cut, pause, loss, delay — is made by node id
+// and hits all of a node's groups alike, while an RPC reaches only the
+// same group's transport at the target.
+func (n *Network) NewGroupTransport(id string, group uint64) (*Transport, error) {
 	t := &Transport{
 		net:      n,
 		id:       id,
+		group:    group,
 		consumer: make(chan raft.RPC, consumerCap),
 		done:     make(chan struct{}),
 		blocked:  make(map[string]bool),
@@ -64,18 +77,42 @@ func (n *Network) NewTransport(id string) (*Transport, error) {
 	if n.closed {
 		return nil, ErrClosed
 	}
-	if _, ok := n.transports[id]; ok {
-		return nil, fmt.Errorf("sim: node %q already has an open transport", id)
+	key := endpoint{id, group}
+	if _, ok := n.transports[key]; ok {
+		return nil, fmt.Errorf("sim: node %q already has an open transport for group %d", id, group)
 	}
-	n.transports[id] = t
-	n.recordLocked(EventUp, id, "", "transport")
+	n.transports[key] = t
+	n.recordLocked(EventUp, id, "", t.what())
 	return t, nil
 }
 
-func (n *Network) transport(id string) *Transport {
+// endpoint is one group's transport of one node.
+type endpoint struct {
+	id    string
+	group uint64
+}
+
+func (n *Network) transport(id string, group uint64) *Transport {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.transports[id]
+	return n.transports[endpoint{id, group}]
+}
+
+// label names an RPC of this transport's group in events.
+func (t *Transport) label(rpc string) string {
+	if t.group == 0 {
+		return rpc
+	}
+	return fmt.Sprintf("%s g%d", rpc, t.group)
+}
+
+// what names the transport in events: "transport" for group 0, so
+// single-group logs read as before.
+func (t *Transport) what() string {
+	if t.group == 0 {
+		return "transport"
+	}
+	return fmt.Sprintf("transport g%d", t.group)
 }
 
 // Close unregisters the transport; RPCs to it are then lost and its callers
@@ -85,10 +122,10 @@ func (t *Transport) Close() error {
 		close(t.done)
 		t.net.mu.Lock()
 		defer t.net.mu.Unlock()
-		if t.net.transports[t.id] == t {
-			delete(t.net.transports, t.id)
+		if key := (endpoint{t.id, t.group}); t.net.transports[key] == t {
+			delete(t.net.transports, key)
 		}
-		t.net.recordLocked(EventDown, t.id, "", "transport")
+		t.net.recordLocked(EventDown, t.id, "", t.what())
 	})
 	return nil
 }
@@ -240,8 +277,8 @@ func (t *Transport) call(target raft.ServerAddress, c rpcCall) (rpcReply, error)
 	defer timer.Stop()
 	x := exchange{reply: make(chan rpcReply, 1), lost: make(chan lossReason, 1)}
 	to := string(target)
-	m := message{from: t.id, to: to, what: c.name + " request", fromDone: t.done, lost: x.lost}
-	switch peer := t.net.transport(to); {
+	m := message{from: t.id, to: to, what: t.label(c.name) + " request", fromDone: t.done, lost: x.lost}
+	switch peer := t.net.transport(to, t.group); {
 	case !t.routed(to):
 		t.net.refuse(m, lossDisconnected)
 	case peer == nil:
@@ -297,7 +334,7 @@ func (t *Transport) serve(caller *Transport, c rpcCall, dup bool, x exchange) {
 
 // reply carries out back to caller over the network.
 func (t *Transport) reply(caller *Transport, c rpcCall, x exchange, out rpcReply) {
-	m := message{from: t.id, to: caller.id, what: c.name + " response", fromDone: t.done, toDone: caller.done, lost: x.lost}
+	m := message{from: t.id, to: caller.id, what: t.label(c.name) + " response", fromDone: t.done, toDone: caller.done, lost: x.lost}
 	if t.net.transmit(m) {
 		select {
 		case x.reply <- out:

@@ -123,7 +123,10 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, e
 		switch {
 		case errors.Is(err, raft.ErrNotLeader):
 			return lock.Result{}, ErrNotLeader
-		case errors.Is(err, raft.ErrEnqueueTimeout):
+		case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+			// Both refuse the entry before it reaches the log (a leader
+			// handing its group over takes no new entries), so the command
+			// surely did not apply.
 			return lock.Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 		default:
 			return lock.Result{}, fmt.Errorf("%w: %w", ErrIndeterminate, err)

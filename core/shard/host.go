@@ -48,6 +48,10 @@ type Config struct {
 	// Node is the template of every lock shard's node config; the host
 	// fills in identity, peers, bootstrap, group and Env.
 	Node node.Config
+	// Tune, when set, adjusts lock shard g's node config once the host has
+	// filled it in: the template's hooks cannot tell shards apart, and the
+	// simulator records each shard's events under its number.
+	Tune func(g uint64, c *node.Config)
 	// OnShards, when set, learns the shard count once it is known (the
 	// process keeps it so a restart needs no flag).
 	OnShards func(n int) error
@@ -168,6 +172,9 @@ func (h *Host) startShards(n int) error {
 		c := h.cfg.Node
 		c.ID, c.Peers, c.Bootstrap, c.Group = h.cfg.ID, h.cfg.Peers, h.cfg.Bootstrap, fmt.Sprint(g)
 		c.Transport, c.Stores, c.Forwarder = env.Transport, env.Stores, env.Forwarder
+		if h.cfg.Tune != nil {
+			h.cfg.Tune(uint64(g), &c)
+		}
 		nd, err := node.New(c)
 		if err != nil {
 			h.stop(groups)

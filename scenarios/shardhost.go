@@ -1,0 +1,111 @@
+package scenarios
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/shard"
+	"github.com/lockstep/lockstep/sim"
+)
+
+// Sharded members on the simulated network, assembled as core/lockd
+// assembles a process: one core/shard.Host per member, whose groups (the
+// metadata group 0 and lock shards 1..N) share the member's network
+// identity. Each group has its own Raft transport on the member's id
+// (sim.NewGroupTransport), so a partition, pause or crash of the member
+// hits every group alike; forwarded commands reach the leader's member
+// address on the group's own forward port, as core/mux routes them by
+// group on the one member port.
+
+// forwardPortBase + g is the simulated port of group g's forwarded
+// commands on every member.
+const forwardPortBase = 7100
+
+// spreadInterval is how often a simulated member checks it leads no more
+// than its share of the lock shards (lockd's default is 2 s; shorter here
+// so leaders spread again between a scenario's faults).
+const spreadInterval = 500 * time.Millisecond
+
+func forwardPort(g uint64) string { return strconv.Itoa(forwardPortBase + int(g)) }
+
+// replica names member's replica of group g in the recorder, which
+// numbers each replica's events per log index (indexes repeat across
+// groups).
+func replica(member string, g uint64) string { return fmt.Sprintf("%s/g%d", member, g) }
+
+// startHost starts member m's groups and serves its API and forward ports.
+func (c *Cluster) startHost(m *member, bootstrap bool) error {
+	for g := 1; g <= c.shards; g++ {
+		c.rec.restarted(replica(m.id, uint64(g)))
+	}
+	// Env runs within shard.Start only: the shard count is given, so no
+	// group opens later.
+	var transports []*sim.Transport
+	env := func(g uint64) (shard.Env, error) {
+		tr, err := c.net.NewGroupTransport(m.id, g)
+		if err != nil {
+			return shard.Env{}, fmt.Errorf("group %d transport: %w", g, err)
+		}
+		transports = append(transports, tr)
+		fwd := node.NewHTTPForwarder(&sim.HTTPTransport{Net: c.net, From: m.id, Port: forwardPort(g)})
+		return shard.Env{Transport: tr, Stores: c.groupStores(m, g), Forwarder: fwd}, nil
+	}
+	h, err := shard.Start(shard.Config{
+		ID: m.id, Peers: m.peers, APIAddr: net.JoinHostPort(m.id, apiPort), Shards: c.shards,
+		Bootstrap: bootstrap, Env: env, Node: c.nodeTemplate(m), Tune: c.hooks(m),
+		SpreadInterval: spreadInterval,
+	})
+	if err != nil {
+		for _, tr := range transports {
+			_ = tr.Close()
+		}
+		return fmt.Errorf("start %s: %w", m.id, err)
+	}
+	ports := map[string]http.Handler{apiPort: server.New(h, server.Config{}).Handler()}
+	for g := 0; g <= c.shards; g++ {
+		ports[forwardPort(uint64(g))] = h.ForwardHandler(uint64(g))
+	}
+	c.net.HandleHTTP(m.id, ports)
+	c.mu.Lock()
+	m.host, m.transports = h, transports
+	c.mu.Unlock()
+	return nil
+}
+
+// nodeTemplate is what every lock shard of m shares.
+func (c *Cluster) nodeTemplate(m *member) node.Config {
+	return node.Config{
+		Clock: m.clock, LeaseIDs: m.leaseID, Bug: c.bug,
+		SnapshotThreshold: c.snap.Threshold, TrailingLogs: c.snap.TrailingLogs,
+		SnapshotInterval: time.Duration(c.snap.IntervalMs) * time.Millisecond,
+	}
+}
+
+// hooks sends each lock shard's events to the recorder under its shard
+// number.
+func (c *Cluster) hooks(m *member) func(uint64, *node.Config) {
+	return func(g uint64, cfg *node.Config) {
+		name, group := replica(m.id, g), int(g)
+		cfg.OnEvent = func(ev lock.Event) { c.rec.event(name, group, ev) }
+		cfg.OnApply = func(index uint64, entry []byte, st *lock.State) { c.rec.apply(name, group, index, entry, st) }
+		cfg.OnWake = func(res string, index uint64, lease lock.LeaseID, woken int) {
+			c.rec.wake(group, res, index, lease, woken)
+		}
+	}
+}
+
+// host returns member id's running host, or nil.
+func (c *Cluster) host(id string) *shard.Host {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.byID[id]; m != nil {
+		return m.host
+	}
+	return nil
+}
