@@ -113,7 +113,8 @@ func acquireRetry(t *testing.T, addr, resource string, deadline time.Duration) a
 // address through the metadata group, 300 resources spread over all shards
 // through every member (forwarding), a kill -9 of one shard's leader stops
 // no other shard's grants, its shard recovers, and the killed member
-// restarts without --shards and converges.
+// restarts without --shards and converges; an acquire_many of hash-tagged
+// resources is atomic.
 func TestShardedProcessCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three processes")
@@ -169,6 +170,25 @@ func TestShardedProcessCluster(t *testing.T) {
 	for _, s := range cr.Shards {
 		if s.Resources == 0 {
 			t.Errorf("shard %d holds no resource: %+v", s.ID, cr.Shards)
+		}
+	}
+
+	// An atomic acquire_many of {t}-tagged resources, through every member:
+	// all granted in one entry of one shard, then refused whole while held.
+	tagged := []string{"{t}:a", "{t}:b", "{t}:c"}
+	var many api.AcquireManyResponse
+	code, err := postTo(procs[1].http, api.PathAcquireMany, api.AcquireManyRequest{Resources: tagged, ClientID: "m1", TTL: 60000}, &many)
+	if err != nil || code != 200 || !many.Granted || many.Kind != api.KindAtomic || len(many.Leases) != 3 {
+		t.Fatalf("acquire_many: %d %v %+v", code, err, many)
+	}
+	for _, p := range procs {
+		var again api.AcquireManyResponse
+		code, err := postTo(p.http, api.PathAcquireMany, api.AcquireManyRequest{Resources: []string{"{t}:c", "{t}:d"}, ClientID: "m2", TTL: 60000}, &again)
+		if err != nil || code != 200 || again.Granted || again.Blocked != "{t}:c" {
+			t.Fatalf("overlapping acquire_many via %s: %d %v %+v", p.id, code, err, again)
+		}
+		if st, err := statusOf(procs[0].http, "{t}:d", false); err != nil || len(st.Holders) != 0 {
+			t.Fatalf("{t}:d held after a refused acquire_many: %+v %v", st, err)
 		}
 	}
 
