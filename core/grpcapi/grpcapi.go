@@ -151,4 +151,3 @@ func Stop(ctx context.Context, g *grpc.Server) error {
 		return fmt.Errorf("grpc graceful stop: %w", ctx.Err())
 	}
 }
-
