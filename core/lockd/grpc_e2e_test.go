@@ -26,7 +26,7 @@ import (
 )
 
 // grpcCluster is three members with three lock shards, each serving HTTP
-// and gRPC, and a stock grpc-go client per member.
+// and gRPC, and a stock grpc-go client per member (plaintext).
 type grpcCluster struct {
 	members []*lockd.Member
 	clients []lockstepv1.LockClient
@@ -45,6 +45,9 @@ func startGRPCCluster(t *testing.T) *grpcCluster {
 			ID: peers[i].ID, RaftAddr: peers[i].RaftAddr, HTTPAddr: freeAddr(t), GRPCAddr: freeAddr(t),
 			DataDir: filepath.Join(base, peers[i].ID), Peers: peers, Bootstrap: true, Shards: 3,
 			Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler),
+			// Leaders stay where elected: a leadership transfer mid-test
+			// would answer outcome_unknown, which no check here is about.
+			SpreadInterval: -1,
 		})
 		if err != nil {
 			t.Fatal(err)
