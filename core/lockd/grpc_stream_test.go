@@ -3,8 +3,8 @@ package lockd_test
 import (
 	"context"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 	"time"
