@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -62,6 +63,7 @@ func main() {
 // run is lockctl with its arguments and streams passed in; it returns the
 // exit code. ctx ends on SIGINT/SIGTERM.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stdout, stderr = serialised(stdout), serialised(stderr)
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -106,4 +108,27 @@ ran; lock otherwise exits with its command's exit code.`,
 	root.AddCommand(acquireCommand(g), releaseCommand(g), renewCommand(g), statusCommand(g),
 		clusterCommand(g), lockCommand(g))
 	return root
+}
+
+// serialised makes w safe for the lease's keep-alive logs and the
+// command's output copy, which write from their own goroutines. A file is
+// passed as is: its writes are atomic enough, and the command must get
+// the terminal itself, not a pipe.
+func serialised(w io.Writer) io.Writer {
+	if _, ok := w.(*os.File); ok {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
