@@ -142,3 +142,22 @@ maelstrom-testnodes:
 		--time-limit 10 --nemesis partition --out results/maelstrom/testnode-single
 	bin/maelstrom-run --seed $(MAELSTROM_SEED) -w lin-kv --bin bin/maelstrom-testnode-stale --node-count 3 \
 		--time-limit 10 --out results/maelstrom/testnode-stale; test $$? -eq 1
+
+.PHONY: proto
+
+# Regenerates the committed gRPC code from proto/ (Debian's protobuf-compiler
+# plus protoc-gen-go and protoc-gen-go-grpc at the versions below, installed
+# from the module proxy when missing). Tests never need protoc.
+PROTOC_GEN_GO_VERSION ?= v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
+GOBIN_DIR := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+proto:
+	@command -v protoc >/dev/null || { echo "proto: protoc missing (apt-get install -y protobuf-compiler)" >&2; exit 1; }
+	@$(GO) version -m $(GOBIN_DIR)/protoc-gen-go 2>/dev/null | grep -q 'mod.*$(PROTOC_GEN_GO_VERSION)' || \
+		$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	@$(GO) version -m $(GOBIN_DIR)/protoc-gen-go-grpc 2>/dev/null | grep -q 'mod.*$(PROTOC_GEN_GO_GRPC_VERSION)' || \
+		$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	PATH="$(GOBIN_DIR):$$PATH" protoc -I proto \
+		--go_out=. --go_opt=module=github.com/lockstep/lockstep \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/lockstep/lockstep \
+		proto/lockstep/v1/lock.proto

@@ -35,8 +35,9 @@ const usageHead = `lockd serves lockstep, a Raft-replicated lock service with an
 Usage:
   lockd dev [flags]
       start a local 3-node cluster with 3 lock shards in this process, no
-      configuration needed (HTTP on 127.0.0.1:7070-7072, a gateway on
-      127.0.0.1:7000, data in a temp dir unless --data-dir)
+      configuration needed (HTTP on 127.0.0.1:7070-7072, gRPC on
+      127.0.0.1:7270-7272, a gateway on 127.0.0.1:7000, data in a temp dir
+      unless --data-dir; plaintext, loopback only)
   lockd gateway --join HOST:PORT[,HOST:PORT] [flags]
       run a stateless gateway: the same HTTP API, each request sent
       straight to its shard's leader
@@ -157,6 +158,7 @@ type memberArgs struct {
 	limits                                           limits
 	raft                                             raftArgs
 	faults                                           faultArgs
+	grpc                                             grpcArgs
 }
 
 func memberFlags(a *memberArgs) *flag.FlagSet {
@@ -173,6 +175,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	a.limits.register(fs)
 	a.raft.register(fs)
 	a.faults.register(fs)
+	a.grpc.registerMember(fs)
 	return fs
 }
 
@@ -210,7 +213,7 @@ func parseMember(args []string) (lockd.Options, error) {
 	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
-		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune,
+		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune, GRPCAddr: a.grpc.addr,
 	}
 	if err := applyFaults(&a.faults, &opts); err != nil {
 		return lockd.Options{}, err
@@ -241,6 +244,7 @@ type devConfig struct {
 	httpBase, raftBase, nodes, shards  int
 	raftLog                            bool
 	limits                             limits
+	grpc                               grpcArgs
 }
 
 func devFlags(c *devConfig) *flag.FlagSet {
@@ -256,6 +260,7 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	fs.StringVar(&c.logStore, "log-store", "wal", "Raft log store: wal or bolt (raft-boltdb/v2)")
 	fs.StringVar(&c.gatewayAddr, "gateway-addr", "127.0.0.1:7000", "also serve a gateway here (empty: none)")
 	c.limits.register(fs)
+	c.grpc.registerDev(fs)
 	return fs
 }
 
@@ -311,19 +316,22 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 		}
 	}
 	defer stopAll()
-	for _, p := range peers {
+	for i, p := range peers {
 		m, err := lockd.Start(lockd.Options{
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
 			Peers: peers, Bootstrap: true, Shards: c.shards, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
-			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore),
+			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore), GRPCAddr: c.grpc.devAddr(c.host, i),
 		})
 		if err != nil {
 			return err
 		}
 		members = append(members, m)
 	}
-	for _, p := range peers {
+	for i, p := range peers {
 		fmt.Fprintf(stdout, "lockstep dev node %s: http://%s (raft %s)\n", p.ID, p.HTTPAddr, p.RaftAddr)
+		if addr := members[i].GRPCAddr(); addr != "" {
+			fmt.Fprintf(stdout, "lockstep dev node %s: grpc %s (plaintext)\n", p.ID, addr)
+		}
 	}
 	if c.gatewayAddr != "" {
 		g, err := startDevGateway(c.gatewayAddr, peers, logger)

@@ -51,6 +51,9 @@ type Options struct {
 	// SpreadInterval is how often the member checks it leads no more than
 	// its share of shards (default 2 s; negative never moves leaders).
 	SpreadInterval time.Duration
+	// GRPCAddr, when set, also serves the API over gRPC there
+	// (proto/lockstep/v1, core/grpcapi).
+	GRPCAddr string
 }
 
 // Member is a running lockstep process member.
@@ -59,6 +62,7 @@ type Member struct {
 	HTTP    *http.Server
 	ln      net.Listener
 	members *memberPort
+	grpc    *grpcFront
 	closed  chan struct{}
 }
 
@@ -94,6 +98,12 @@ func Start(opts Options) (*Member, error) {
 		_ = members.Close()
 		return nil, fmt.Errorf("http listen on %s: %w", opts.HTTPAddr, err)
 	}
+	front, err := listenGRPC(opts.GRPCAddr)
+	if err != nil {
+		_ = ln.Close()
+		_ = members.Close()
+		return nil, err
+	}
 	var host atomic.Pointer[shard.Host]
 	env := func(g uint64) (shard.Env, error) {
 		dir := filepath.Join(opts.DataDir, groupDir(g))
@@ -127,12 +137,14 @@ func Start(opts Options) (*Member, error) {
 	if opts.Tune != nil {
 		opts.Tune(&tmpl)
 	}
+	front.tune(&tmpl)
 	h, err := shard.Start(shard.Config{
 		ID: opts.ID, Peers: opts.Peers, APIAddr: ln.Addr().String(), Shards: opts.Shards, Bootstrap: opts.Bootstrap,
 		Env: env, Node: tmpl, OnShards: func(n int) error { return keepShards(opts.DataDir, n) },
 		SpreadInterval: max(opts.SpreadInterval, 0), Logger: opts.Logger,
 	})
 	if err != nil {
+		_ = front.stop(context.Background())
 		_ = ln.Close()
 		_ = members.Close()
 		return nil, err
@@ -150,8 +162,10 @@ func Start(opts Options) (*Member, error) {
 		HTTP:    srv.HTTPServer(),
 		ln:      ln,
 		members: members,
+		grpc:    front,
 		closed:  make(chan struct{}),
 	}
+	front.serve(srv, h, opts.Logger)
 	go func() {
 		defer close(m.closed)
 		if err := m.HTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -205,6 +219,9 @@ func keepShards(dir string, n int) error {
 // Addr is the bound HTTP address.
 func (m *Member) Addr() string { return m.ln.Addr().String() }
 
+// GRPCAddr is the bound gRPC address, "" when not serving gRPC.
+func (m *Member) GRPCAddr() string { return m.grpc.addr() }
+
 // Shard returns lock shard s's node on this member (1-based), or nil while
 // the shards have not started.
 func (m *Member) Shard(s int) *node.Node {
@@ -214,13 +231,14 @@ func (m *Member) Shard(s int) *node.Node {
 
 // Stop shuts the HTTP server and every group down.
 func (m *Member) Stop(ctx context.Context) error {
+	gerr := m.grpc.stop(ctx)
 	herr := m.HTTP.Shutdown(ctx)
 	if herr != nil {
 		_ = m.HTTP.Close()
 	}
 	<-m.closed
 	nerr := m.Host.Shutdown() // closes the Raft transports
-	return errors.Join(nerr, ignoreCanceled(herr), m.members.Close())
+	return errors.Join(gerr, nerr, ignoreCanceled(herr), m.members.Close())
 }
 
 func ignoreCanceled(err error) error {

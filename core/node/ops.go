@@ -57,6 +57,7 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 			return granted, nil
 		}
 	}
+	notifyQueued(ctx, waitingFor, res.Position)
 	timer := time.NewTimer(time.Duration(cmd.WaitMs) * time.Millisecond)
 	defer timer.Stop()
 	select {

@@ -26,11 +26,16 @@ func (s *Server) cluster(req *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.Cluster(req.r.Context(), local)
+}
+
+// Cluster is GET /cluster: with local, this member's view only.
+func (s *Server) Cluster(ctx context.Context, local bool) (api.ClusterResponse, error) {
 	out := s.localView()
 	if groups := s.host.Groups(); !local && len(groups) > 0 && !groups[0].IsLeader() {
 		if leader, ok := groups[0].Leader(); ok && leader.ID != s.host.ID() {
 			if addr := s.host.APIAddr(leader.ID); addr != "" {
-				cr, err := s.leaderView(req.r.Context(), leader, addr)
+				cr, err := s.leaderView(ctx, leader, addr)
 				if err == nil {
 					out.View, out.Nodes = cr.View, cr.Nodes
 				} else {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
-	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/shard"
 )
@@ -17,47 +16,8 @@ func (s *Server) acquire(req *request) (any, error) {
 	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
-	mode, err := lock.ParseMode(string(in.Mode))
-	if err != nil {
-		return nil, err
-	}
-	policy, err := lock.ParsePolicy(string(in.Policy))
-	if err != nil {
-		return nil, err
-	}
-	if in.TTL <= 0 {
-		return nil, fmt.Errorf("%w: ttl is required and must be > 0 ms", lock.ErrInvalid)
-	}
-	if in.Wait < 0 {
-		return nil, fmt.Errorf("%w: wait must be >= 0 ms", lock.ErrInvalid)
-	}
-	cmd := lock.Command{
-		Resource: in.Resource, ClientID: in.ClientID, RequestID: in.RequestID,
-		Mode: mode, Policy: policy, TTLMs: in.TTL, WaitMs: in.Wait,
-	}
-	wait := time.Duration(in.Wait) * time.Millisecond
-	req.allowWait(wait)
-	ctx, cancel := s.deadline(req.r.Context(), wait)
-	defer cancel()
-	n, _, err := s.host.For(in.Resource)
-	if err != nil {
-		return nil, err
-	}
-	res, err := n.Acquire(ctx, cmd)
-	if err != nil {
-		return nil, err
-	}
-	if !res.Granted {
-		return api.AcquireResponse{QueuePosition: res.Position, LogTime: ms(res.LogTime)}, nil
-	}
-	return api.AcquireResponse{
-		Granted:      true,
-		LeaseID:      res.Lease.ID.String(),
-		FencingToken: res.Lease.Token,
-		ExpiresIn:    expiresIn(res.Lease.ExpiresAt, res.LogTime),
-		Mode:         api.Mode(res.Lease.Mode.String()),
-		LogTime:      ms(res.LogTime),
-	}, nil
+	req.allowWait(time.Duration(max(in.Wait, 0)) * time.Millisecond)
+	return s.Acquire(req.r.Context(), in)
 }
 
 func (s *Server) release(req *request) (any, error) {
@@ -65,21 +25,7 @@ func (s *Server) release(req *request) (any, error) {
 	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
-	id, err := lock.ParseLeaseID(in.LeaseID)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := s.deadline(req.r.Context(), 0)
-	defer cancel()
-	n, _, err := s.host.For(in.Resource)
-	if err != nil {
-		return nil, err
-	}
-	res, err := n.Release(ctx, in.Resource, id)
-	if err != nil {
-		return nil, err
-	}
-	return api.ReleaseResponse{Released: true, LogTime: ms(res.LogTime)}, nil
+	return s.Release(req.r.Context(), in)
 }
 
 func (s *Server) renew(req *request) (any, error) {
@@ -87,70 +33,15 @@ func (s *Server) renew(req *request) (any, error) {
 	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
-	id, err := lock.ParseLeaseID(in.LeaseID)
-	if err != nil {
-		return nil, err
-	}
-	if in.TTL < 0 {
-		return nil, fmt.Errorf("%w: ttl must be >= 0 ms", lock.ErrInvalid)
-	}
-	ctx, cancel := s.deadline(req.r.Context(), 0)
-	defer cancel()
-	n, _, err := s.host.For(in.Resource)
-	if err != nil {
-		return nil, err
-	}
-	res, err := n.Renew(ctx, in.Resource, id, in.TTL)
-	if err != nil {
-		return nil, err
-	}
-	return api.RenewResponse{
-		ExpiresIn:    expiresIn(res.Lease.ExpiresAt, res.LogTime),
-		FencingToken: res.Lease.Token,
-		LogTime:      ms(res.LogTime),
-	}, nil
+	return s.Renew(req.r.Context(), in)
 }
 
 func (s *Server) status(req *request) (any, error) {
-	resource := req.query.Get("resource")
-	if resource == "" {
-		return nil, fmt.Errorf("%w: query parameter resource is required", lock.ErrInvalid)
-	}
 	stale, err := queryBool(req.query, "stale")
 	if err != nil {
 		return nil, err
 	}
-	n, _, err := s.host.For(resource)
-	if err != nil {
-		return nil, err
-	}
-	var st lock.Status
-	var logTime int64
-	if stale {
-		// An explicit opt-in: this node's view, possibly behind the leader.
-		st = n.LocalStatus(resource)
-		logTime = n.Stats().Lock.LogTime
-	} else {
-		ctx, cancel := s.deadline(req.r.Context(), 0)
-		defer cancel()
-		res, err := n.Status(ctx, resource)
-		if err != nil {
-			return nil, err
-		}
-		st, logTime = *res.Status, res.LogTime
-	}
-	out := api.StatusResponse{Resource: resource, Holders: []api.Holder{}, Queue: []api.Waiter{}, LogTime: ms(logTime)}
-	for _, h := range st.Holders {
-		// Never the id itself: it would let any reader release the lease.
-		out.Holders = append(out.Holders, api.Holder{
-			ClientID: h.ClientID, LeaseFingerprint: api.LeaseFingerprint(h.ID.String()), Mode: api.Mode(h.Mode.String()),
-			FencingToken: h.Token, ExpiresIn: expiresIn(h.ExpiresAt, logTime),
-		})
-	}
-	for _, w := range st.Queue {
-		out.Queue = append(out.Queue, api.Waiter{ClientID: w.ClientID, Mode: api.Mode(w.Mode.String())})
-	}
-	return out, nil
+	return s.Status(req.r.Context(), req.query.Get("resource"), stale)
 }
 
 // ready answers 200 only while every lock shard on this member follows a

@@ -18,7 +18,6 @@ import (
 
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/shard"
 )
 
@@ -284,14 +283,12 @@ func (s *Server) route(path string, e endpoint) {
 // the handler.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, e endpoint) (any, error) {
 	if e.limited {
-		select {
-		case s.inFlight <- struct{}{}:
-			defer func() { <-s.inFlight }()
-		default:
-			// Shed at once: nothing was done, so the client may retry.
+		done, err := s.Admit()
+		if err != nil {
 			w.Header().Set("Retry-After", "1")
-			return nil, fmt.Errorf("%w: server busy: %d requests in flight, retry later", node.ErrUnavailable, s.cfg.MaxInFlight)
+			return nil, err
 		}
+		defer done()
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockstep/lockstep/core/api"
+)
+
+// defaultEndpoints is the lockd dev cluster.
+var defaultEndpoints = []string{"http://127.0.0.1:7070", "http://127.0.0.1:7071", "http://127.0.0.1:7072"}
+
+// maxReplyBytes bounds a reply read from a server.
+const maxReplyBytes = 4 << 20
+
+// globals are the flags every command shares.
+type globals struct {
+	endpoints []string
+	clientID  string
+	timeout   time.Duration
+}
+
+func (g *globals) register(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringSliceVar(&g.endpoints, "endpoints", defaultEndpoints, "lockstep HTTP endpoints (comma-separated); any member or a gateway")
+	f.StringVar(&g.clientID, "client-id", "", "client id to hold locks as (default: lockctl-<host>-<pid>)")
+	f.DurationVar(&g.timeout, "timeout", 10*time.Second, "time allowed per request (a waiting acquire adds its wait)")
+}
+
+// endpointList normalises the endpoints to base URLs.
+func (g *globals) endpointList() ([]string, error) {
+	var out []string
+	for _, e := range g.endpoints {
+		e = strings.TrimRight(strings.TrimSpace(e), "/")
+		if e == "" {
+			continue
+		}
+		if !strings.Contains(e, "://") {
+			e = "http://" + e
+		}
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return nil, usageError("--endpoints is empty")
+	}
+	return out, nil
+}
+
+// apiError is an error reply of the server.
+type apiError struct {
+	status int
+	body   api.Error
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("HTTP %d %s: %s", e.status, e.body.Code, e.body.Error)
+}
+
+// call sends one request, trying the endpoints in turn while a member is
+// unreachable or answers unavailable (surely not applied, so safe to send
+// elsewhere). Any other answer ends the call: out gets a 200 reply, an
+// *apiError carries the rest.
+func call(ctx context.Context, g *globals, method, path string, body, out any, extra time.Duration) error {
+	endpoints, err := g.endpointList()
+	if err != nil {
+		return err
+	}
+	var payload []byte
+	if body != nil {
+		if payload, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+	}
+	var last error
+	for _, base := range endpoints {
+		err := callOne(ctx, base+path, method, payload, out, g.timeout+extra)
+		var ae *apiError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &ae) && ae.body.Code != api.CodeUnavailable:
+			return err
+		case ctx.Err() != nil:
+			return err
+		}
+		last = err
+	}
+	return last
+}
+
+func callOne(ctx context.Context, url, method string, payload []byte, out any, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
+	if err != nil {
+		return fmt.Errorf("read reply of %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		ae := &apiError{status: resp.StatusCode}
+		if json.Unmarshal(raw, &ae.body) != nil || ae.body.Code == "" {
+			ae.body = api.Error{Code: api.CodeInternal, Error: strings.TrimSpace(string(raw))}
+		}
+		return ae
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("decode reply of %s: %w", url, err)
+	}
+	return nil
+}
+
+// printJSON writes v indented, one document per reply.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("print reply: %w", err)
+	}
+	return nil
+}
+
+// failed wraps a request error for exit code 1.
+func failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: exitFailed, err: err}
+}

@@ -1,0 +1,153 @@
+// Package grpcapi is lockstep's gRPC front end (proto/lockstep/v1): the
+// same operations as the HTTP/JSON API, run by the same core/server code
+// (validation, shard routing, deadlines, the in-flight bound, error
+// classes), plus what only a stream can do: an acquire that reports its
+// queue position while it waits, and keep-alive of many leases over one
+// stream.
+package grpcapi
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc"
+
+	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/shard"
+	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
+)
+
+// Limits of one gRPC server.
+const (
+	// maxStreamsPerConn bounds concurrent calls on one connection.
+	maxStreamsPerConn = 1000
+	// maxMessageBytes bounds a received message, like the HTTP body limit.
+	maxMessageBytes = 64 << 10
+)
+
+// Service implements lockstepv1.LockServer for one member.
+type Service struct {
+	lockstepv1.UnimplementedLockServer
+	api     *server.Server
+	host    *shard.Host
+	changes *Changes
+}
+
+var _ lockstepv1.LockServer = (*Service)(nil)
+
+// New serves the member behind srv (its HTTP front end, whose operations
+// it shares) and host. changes must see every event the member's shards
+// apply (lockd chains it into node.Config.OnEvent); it drives the queue
+// positions of AcquireStream.
+func New(srv *server.Server, host *shard.Host, changes *Changes) *Service {
+	if srv == nil || host == nil || changes == nil {
+		panic("grpcapi.New: nil server, host or changes")
+	}
+	return &Service{api: srv, host: host, changes: changes}
+}
+
+// NewServer returns a grpc.Server with lockstep's connection limits and
+// svc registered. Extra options (credentials) come last.
+func NewServer(svc *Service, opts ...grpc.ServerOption) *grpc.Server {
+	base := []grpc.ServerOption{
+		grpc.MaxConcurrentStreams(maxStreamsPerConn),
+		grpc.MaxRecvMsgSize(maxMessageBytes),
+	}
+	g := grpc.NewServer(append(base, opts...)...)
+	lockstepv1.RegisterLockServer(g, svc)
+	return g
+}
+
+// admit runs fn holding one of the member's in-flight tokens.
+func admit[T any](s *Service, fn func() (T, error)) (T, error) {
+	done, err := s.api.Admit()
+	if err != nil {
+		var zero T
+		return zero, toStatus(err)
+	}
+	defer done()
+	out, err := fn()
+	if err != nil {
+		var zero T
+		return zero, toStatus(err)
+	}
+	return out, nil
+}
+
+// Acquire implements lockstepv1.LockServer.
+func (s *Service) Acquire(ctx context.Context, in *lockstepv1.AcquireRequest) (*lockstepv1.AcquireResponse, error) {
+	return admit(s, func() (*lockstepv1.AcquireResponse, error) {
+		req, err := acquireRequest(in)
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.api.Acquire(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return acquireResponse(out), nil
+	})
+}
+
+// Release implements lockstepv1.LockServer.
+func (s *Service) Release(ctx context.Context, in *lockstepv1.ReleaseRequest) (*lockstepv1.ReleaseResponse, error) {
+	return admit(s, func() (*lockstepv1.ReleaseResponse, error) {
+		out, err := s.api.Release(ctx, api.ReleaseRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId()})
+		if err != nil {
+			return nil, err
+		}
+		return &lockstepv1.ReleaseResponse{Released: out.Released, LogTimeMs: out.LogTime}, nil
+	})
+}
+
+// Renew implements lockstepv1.LockServer.
+func (s *Service) Renew(ctx context.Context, in *lockstepv1.RenewRequest) (*lockstepv1.RenewResponse, error) {
+	return admit(s, func() (*lockstepv1.RenewResponse, error) {
+		out, err := s.api.Renew(ctx, api.RenewRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId(), TTL: in.GetTtlMs()})
+		if err != nil {
+			return nil, err
+		}
+		return &lockstepv1.RenewResponse{ExpiresInMs: out.ExpiresIn, FencingToken: out.FencingToken, LogTimeMs: out.LogTime}, nil
+	})
+}
+
+// Status implements lockstepv1.LockServer.
+func (s *Service) Status(ctx context.Context, in *lockstepv1.StatusRequest) (*lockstepv1.StatusResponse, error) {
+	return admit(s, func() (*lockstepv1.StatusResponse, error) {
+		out, err := s.api.Status(ctx, in.GetResource(), in.GetStale())
+		if err != nil {
+			return nil, err
+		}
+		return statusResponse(out), nil
+	})
+}
+
+// Cluster implements lockstepv1.LockServer.
+func (s *Service) Cluster(ctx context.Context, in *lockstepv1.ClusterRequest) (*lockstepv1.ClusterResponse, error) {
+	return admit(s, func() (*lockstepv1.ClusterResponse, error) {
+		out, err := s.api.Cluster(ctx, in.GetLocal())
+		if err != nil {
+			return nil, err
+		}
+		return clusterResponse(out), nil
+	})
+}
+
+// Stop stops g gracefully, and at once when ctx ends first (blocked
+// acquires and keep-alive streams would otherwise hold it up).
+func Stop(ctx context.Context, g *grpc.Server) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.GracefulStop()
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		g.Stop()
+		<-done
+		return fmt.Errorf("grpc graceful stop: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,87 @@
+package lockd
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"google.golang.org/grpc"
+
+	"github.com/lockstep/lockstep/core/grpcapi"
+	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/shard"
+)
+
+// grpcFront is a member's gRPC API (Options.GRPCAddr). It listens before
+// the groups start, like HTTP, so a taken port fails Start at once.
+type grpcFront struct {
+	ln      net.Listener
+	changes *grpcapi.Changes
+	srv     *grpc.Server
+	done    chan struct{}
+}
+
+// listenGRPC binds addr; no address, no front (nil).
+func listenGRPC(addr string) (*grpcFront, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("grpc listen on %s: %w", addr, err)
+	}
+	return &grpcFront{ln: ln, changes: grpcapi.NewChanges(), done: make(chan struct{})}, nil
+}
+
+// tune chains the front's change feed into every shard's event hook,
+// after any hook already there (the fault build's trace).
+func (f *grpcFront) tune(cfg *node.Config) {
+	if f == nil {
+		return
+	}
+	prev := cfg.OnEvent
+	cfg.OnEvent = func(ev lock.Event) {
+		if prev != nil {
+			prev(ev)
+		}
+		f.changes.Publish(ev)
+	}
+}
+
+// serve starts serving the member's API over gRPC.
+func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger) {
+	if f == nil {
+		return
+	}
+	f.srv = grpcapi.NewServer(grpcapi.New(api, h, f.changes))
+	go func() {
+		defer close(f.done)
+		if err := f.srv.Serve(f.ln); err != nil {
+			logger.Error("grpc server stopped", "node", h.ID(), "err", err)
+		}
+	}()
+}
+
+// stop ends the gRPC server (closing the listener if it never served).
+func (f *grpcFront) stop(ctx context.Context) error {
+	if f == nil {
+		return nil
+	}
+	if f.srv == nil {
+		return f.ln.Close()
+	}
+	err := grpcapi.Stop(ctx, f.srv)
+	<-f.done
+	return ignoreCanceled(err)
+}
+
+// addr is the bound address, "" without a front.
+func (f *grpcFront) addr() string {
+	if f == nil {
+		return ""
+	}
+	return f.ln.Addr().String()
+}

@@ -1,0 +1,160 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/node"
+)
+
+// The operations below are the API behind the HTTP routes, shared by every
+// front end (core/grpcapi): each validates its request, runs it on the
+// resource's shard within the request deadline and answers in the core/api
+// types. An error maps to its API error with Classify.
+
+// Acquire is POST /lock/acquire. A wait that ends ungranted is an answer
+// (Granted false), not an error.
+func (s *Server) Acquire(ctx context.Context, in api.AcquireRequest) (api.AcquireResponse, error) {
+	mode, err := lock.ParseMode(string(in.Mode))
+	if err != nil {
+		return api.AcquireResponse{}, err
+	}
+	policy, err := lock.ParsePolicy(string(in.Policy))
+	if err != nil {
+		return api.AcquireResponse{}, err
+	}
+	if in.TTL <= 0 {
+		return api.AcquireResponse{}, fmt.Errorf("%w: ttl is required and must be > 0 ms", lock.ErrInvalid)
+	}
+	if in.Wait < 0 {
+		return api.AcquireResponse{}, fmt.Errorf("%w: wait must be >= 0 ms", lock.ErrInvalid)
+	}
+	cmd := lock.Command{
+		Resource: in.Resource, ClientID: in.ClientID, RequestID: in.RequestID,
+		Mode: mode, Policy: policy, TTLMs: in.TTL, WaitMs: in.Wait,
+	}
+	ctx, cancel := s.deadline(ctx, time.Duration(in.Wait)*time.Millisecond)
+	defer cancel()
+	n, _, err := s.host.For(in.Resource)
+	if err != nil {
+		return api.AcquireResponse{}, err
+	}
+	res, err := n.Acquire(ctx, cmd)
+	if err != nil {
+		return api.AcquireResponse{}, err
+	}
+	if !res.Granted {
+		return api.AcquireResponse{QueuePosition: res.Position, LogTime: ms(res.LogTime)}, nil
+	}
+	return api.AcquireResponse{
+		Granted:      true,
+		LeaseID:      res.Lease.ID.String(),
+		FencingToken: res.Lease.Token,
+		ExpiresIn:    expiresIn(res.Lease.ExpiresAt, res.LogTime),
+		Mode:         api.Mode(res.Lease.Mode.String()),
+		LogTime:      ms(res.LogTime),
+	}, nil
+}
+
+// Release is POST /lock/release.
+func (s *Server) Release(ctx context.Context, in api.ReleaseRequest) (api.ReleaseResponse, error) {
+	id, err := lock.ParseLeaseID(in.LeaseID)
+	if err != nil {
+		return api.ReleaseResponse{}, err
+	}
+	ctx, cancel := s.deadline(ctx, 0)
+	defer cancel()
+	n, _, err := s.host.For(in.Resource)
+	if err != nil {
+		return api.ReleaseResponse{}, err
+	}
+	res, err := n.Release(ctx, in.Resource, id)
+	if err != nil {
+		return api.ReleaseResponse{}, err
+	}
+	return api.ReleaseResponse{Released: true, LogTime: ms(res.LogTime)}, nil
+}
+
+// Renew is POST /lock/renew.
+func (s *Server) Renew(ctx context.Context, in api.RenewRequest) (api.RenewResponse, error) {
+	id, err := lock.ParseLeaseID(in.LeaseID)
+	if err != nil {
+		return api.RenewResponse{}, err
+	}
+	if in.TTL < 0 {
+		return api.RenewResponse{}, fmt.Errorf("%w: ttl must be >= 0 ms", lock.ErrInvalid)
+	}
+	ctx, cancel := s.deadline(ctx, 0)
+	defer cancel()
+	n, _, err := s.host.For(in.Resource)
+	if err != nil {
+		return api.RenewResponse{}, err
+	}
+	res, err := n.Renew(ctx, in.Resource, id, in.TTL)
+	if err != nil {
+		return api.RenewResponse{}, err
+	}
+	return api.RenewResponse{
+		ExpiresIn:    expiresIn(res.Lease.ExpiresAt, res.LogTime),
+		FencingToken: res.Lease.Token,
+		LogTime:      ms(res.LogTime),
+	}, nil
+}
+
+// Status is GET /lock/status: through the log, or with stale from this
+// member's state.
+func (s *Server) Status(ctx context.Context, resource string, stale bool) (api.StatusResponse, error) {
+	if resource == "" {
+		return api.StatusResponse{}, fmt.Errorf("%w: query parameter resource is required", lock.ErrInvalid)
+	}
+	n, _, err := s.host.For(resource)
+	if err != nil {
+		return api.StatusResponse{}, err
+	}
+	var st lock.Status
+	var logTime int64
+	if stale {
+		// An explicit opt-in: this node's view, possibly behind the leader.
+		st = n.LocalStatus(resource)
+		logTime = n.Stats().Lock.LogTime
+	} else {
+		ctx, cancel := s.deadline(ctx, 0)
+		defer cancel()
+		res, err := n.Status(ctx, resource)
+		if err != nil {
+			return api.StatusResponse{}, err
+		}
+		st, logTime = *res.Status, res.LogTime
+	}
+	out := api.StatusResponse{Resource: resource, Holders: []api.Holder{}, Queue: []api.Waiter{}, LogTime: ms(logTime)}
+	for _, h := range st.Holders {
+		// Never the id itself: it would let any reader release the lease.
+		out.Holders = append(out.Holders, api.Holder{
+			ClientID: h.ClientID, LeaseFingerprint: api.LeaseFingerprint(h.ID.String()), Mode: api.Mode(h.Mode.String()),
+			FencingToken: h.Token, ExpiresIn: expiresIn(h.ExpiresAt, logTime),
+		})
+	}
+	for _, w := range st.Queue {
+		out.Queue = append(out.Queue, api.Waiter{ClientID: w.ClientID, Mode: api.Mode(w.Mode.String())})
+	}
+	return out, nil
+}
+
+// Admit takes one of the MaxInFlight request tokens the HTTP routes also
+// use, so one bound covers every front end; done returns it. When none is
+// free it answers unavailable at once: nothing was done, a retry is safe.
+func (s *Server) Admit() (done func(), err error) {
+	select {
+	case s.inFlight <- struct{}{}:
+		return func() { <-s.inFlight }, nil
+	default:
+		return nil, fmt.Errorf("%w: server busy: %d requests in flight, retry later", node.ErrUnavailable, s.cfg.MaxInFlight)
+	}
+}
+
+// Classify maps an error of the operations above to the API error the
+// caller gets, the same for every front end.
+func Classify(err error) api.Error { return classify(err) }
