@@ -98,9 +98,12 @@ func startNode(t *testing.T, id raft.ServerID, dir string) *raftNode {
 	conf := raft.DefaultConfig()
 	conf.LocalID = id
 	conf.Logger = logger
-	conf.HeartbeatTimeout = 200 * time.Millisecond
-	conf.ElectionTimeout = 200 * time.Millisecond
-	conf.LeaderLeaseTimeout = 100 * time.Millisecond
+	// Generous timeouts: on a loaded 2-core machine short ones depose the
+	// leader mid-batch, and an apply whose leadership was lost has an
+	// unknown outcome this counting FSM cannot judge.
+	conf.HeartbeatTimeout = time.Second
+	conf.ElectionTimeout = time.Second
+	conf.LeaderLeaseTimeout = 500 * time.Millisecond
 	conf.CommitTimeout = 5 * time.Millisecond
 	// Snapshot and trim often so DeleteRange and compaction run for real.
 	conf.SnapshotThreshold = 128

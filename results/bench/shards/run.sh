@@ -8,7 +8,7 @@ for n in 1 2 4; do
   ./bin/lockd dev --shards $n --http-port 7370 --raft-port 7470 >/dev/null 2>&1 &
   pid=$!
   sleep 5
-  go run ./cmd/lockbench -target lockstep -workload uncontended -clients 16,64 -duration 8s -quiet \
+  go run ./cmd/lockbench -target lockstep -route spread -workload uncontended -clients 16,64 -duration 8s -quiet \
     -addrs http://127.0.0.1:7370,http://127.0.0.1:7371,http://127.0.0.1:7372 -out results/bench/shards/shards-$n
   kill $pid; wait $pid 2>/dev/null || true
 done
