@@ -102,7 +102,9 @@ type Checks struct {
 	GrantBoundMs    int64 `json:"grant_bound_ms"`
 	ElectionBoundMs int64 `json:"election_bound_ms"`
 	// ExpiryBoundMs: how late (log time) past a lease's expiry the first
-	// entry may come in a quiet period; 0 leaves that half out.
+	// entry may come in a quiet period; 0 leaves that half out. Scenarios
+	// that lose messages allow an RPC timeout more: one lost
+	// AppendEntries stalls the leader's commits that long, fault or not.
 	ExpiryBoundMs int64 `json:"expiry_bound_ms,omitempty"`
 	// ShardP99BoundMs bounds, on sharded members, each lock shard's p99
 	// latency of non-waiting acquires, except the shards in
