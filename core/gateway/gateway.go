@@ -43,6 +43,10 @@ type Config struct {
 	// bound so that they, not the gateway, judge the size.
 	MaxBodyBytes int64
 	Logger       *slog.Logger
+	// Transport carries the gateway's requests to members; nil dials TCP.
+	// The simulator sets one over its network, so the real gateway runs
+	// under the same faults as the members.
+	Transport http.RoundTripper
 }
 
 // DefaultConfig returns the gateway defaults.
@@ -108,15 +112,19 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	reg := prometheus.NewRegistry()
+	tr := cfg.Transport
+	if tr == nil {
+		tr = &http.Transport{
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+			DialContext:         (&net.Dialer{Timeout: time.Second}).DialContext,
+		}
+	}
 	g := &Gateway{
 		cfg: cfg,
 		// No client timeout: a blocking acquire may wait long; each
 		// request carries its own deadline.
-		http: &http.Client{Transport: &http.Transport{
-			MaxIdleConnsPerHost: 256,
-			IdleConnTimeout:     90 * time.Second,
-			DialContext:         (&net.Dialer{Timeout: time.Second}).DialContext,
-		}},
+		http:    &http.Client{Transport: tr},
 		metrics: newMetrics(reg),
 		mux:     http.NewServeMux(),
 		closed:  make(chan struct{}),
@@ -131,6 +139,11 @@ func New(cfg Config) (*Gateway, error) {
 
 // Handler serves the API.
 func (g *Gateway) Handler() http.Handler { return g.mux }
+
+// Run refreshes the shard map now and every RefreshInterval until ctx
+// ends. Start runs it; a caller serving Handler itself (no listener, as
+// the simulator does) runs it instead.
+func (g *Gateway) Run(ctx context.Context) { g.refreshLoop(ctx) }
 
 // Start listens on HTTPAddr, fetches the map once (a failure is only
 // logged: requests then go to the joined members, which forward) and
