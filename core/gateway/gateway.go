@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,9 +88,13 @@ type Gateway struct {
 	mux     *http.ServeMux
 	// current is the published map (nil until a member answered).
 	current atomic.Pointer[shardMap]
-	// generation counts published maps; refreshMu serialises refreshes.
+	// generation counts published maps; refreshing (a one-slot
+	// semaphore) serialises refreshes. A channel, not a mutex: a waiter
+	// then honours its context, and under testing/synctest (the
+	// simulator) it counts as durably blocked, so virtual time advances
+	// while a refresh waits on the network.
 	generation atomic.Uint64
-	refreshMu  sync.Mutex
+	refreshing chan struct{}
 	// kicking is set while a background refresh runs.
 	kicking atomic.Bool
 	// spread rotates the member a leaderless request goes to.
@@ -124,10 +127,11 @@ func New(cfg Config) (*Gateway, error) {
 		cfg: cfg,
 		// No client timeout: a blocking acquire may wait long; each
 		// request carries its own deadline.
-		http:    &http.Client{Transport: tr},
-		metrics: newMetrics(reg),
-		mux:     http.NewServeMux(),
-		closed:  make(chan struct{}),
+		http:       &http.Client{Transport: tr},
+		metrics:    newMetrics(reg),
+		mux:        http.NewServeMux(),
+		closed:     make(chan struct{}),
+		refreshing: make(chan struct{}, 1),
 	}
 	g.mux.HandleFunc(api.PathLive, g.live)
 	g.mux.HandleFunc(api.PathReady, g.ready)
