@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,10 @@ type Cluster struct {
 	// stopped nodes did (the run reports them: snapshots must be exercised).
 	snap                Snapshots
 	snapshots, restores atomic.Uint64
+	// gw is the running gateway host (gatewayhost.go), if the scenario has
+	// one; gwHome is the member whose side of a partition it is on.
+	gw     *simGateway
+	gwHome string
 
 	mu sync.Mutex
 }
@@ -88,6 +93,8 @@ type clusterOptions struct {
 	// leaderOf is the group the leader-targeting nemeses hit on sharded
 	// members: 0 the metadata group, s lock shard s.
 	leaderOf int
+	// gateway runs a gateway host joined to every member.
+	gateway bool
 }
 
 func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster, error) {
@@ -126,6 +133,14 @@ func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster,
 	}
 	for _, id := range c.order {
 		if err := c.start(c.byID[id], true); err != nil {
+			c.Shutdown()
+			return nil, err
+		}
+	}
+	if opts.gateway {
+		// Drawn only with a gateway, so other scenarios keep their seeds.
+		c.gwHome = c.order[seeds.IntN(len(c.order))]
+		if err := c.startGateway(); err != nil {
 			c.Shutdown()
 			return nil, err
 		}
@@ -236,8 +251,9 @@ func (c *Cluster) GroupOf(resource string) int {
 	return int(h % uint32(len(c.groups)))
 }
 
-// Shutdown stops every node.
+// Shutdown stops the gateway and every node.
 func (c *Cluster) Shutdown() {
+	c.stopGateway()
 	for _, id := range c.order {
 		_ = c.Crash(id)
 	}
@@ -289,7 +305,7 @@ func (c *Cluster) leads(id string, g int) bool {
 // Cut implements nemesis.Cluster.
 func (c *Cluster) Cut(pairs [][2]string) {
 	c.net.Heal()
-	for _, p := range pairs {
+	for _, p := range slices.Concat(pairs, c.gatewayCuts(pairs)) {
 		c.net.CutBoth(p[0], p[1])
 	}
 }

@@ -90,7 +90,7 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 	})
 	defer net.Close()
 	c, err := newCluster(net, rec, clusterOptions{groups: s.Groups, nodes: s.Nodes, seed: clusterSeed, bug: opts.Bug, snap: s.Snapshots,
-		leaderOf: s.leaderGroup()})
+		leaderOf: s.leaderGroup(), gateway: s.Gateway})
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +204,9 @@ func params(s Scenario, opts RunOptions, sched nemesis.Schedule, seeds ...uint64
 		{"duration", (time.Duration(s.DurationMs) * time.Millisecond).String()},
 		{"network", fmt.Sprintf("latency %.1fms jitter %.1fms drop %.3f dup %.3f", s.Network.LatencyMs, s.Network.JitterMs, s.Network.Drop, s.Network.Dup)},
 		{"seeds(net,work,schedule,nemesis)", fmt.Sprint(seeds)},
+	}
+	if s.Gateway {
+		p = append(p, Param{"gateway", gatewayID})
 	}
 	for i, st := range sched {
 		p = append(p, Param{fmt.Sprintf("fault[%d]", i), fmt.Sprintf("%s at %s for %s", st.Nemesis, st.At, st.Duration)})

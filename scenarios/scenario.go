@@ -49,6 +49,10 @@ type Scenario struct {
 	// leader the leader-targeting nemeses hit: "meta" for the metadata
 	// group, "" for lock shard 1.
 	LeaderOf string `json:"leader_of,omitempty"`
+	// Gateway runs the real gateway (core/gateway) as its own simulated
+	// host, joined to every member, and sends every client request through
+	// it alone (sharded members only).
+	Gateway bool `json:"gateway,omitempty"`
 }
 
 // leaderGroup is the group number LeaderOf names on sharded members.
@@ -151,6 +155,8 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("%s: expect.verdict must be success or failure", s.Name)
 	case s.LeaderOf != "" && (s.LeaderOf != leaderOfMeta || s.Groups < 2):
 		return fmt.Errorf("%s: leader_of must be empty or %q, with groups > 1", s.Name, leaderOfMeta)
+	case s.Gateway && s.Groups < 2:
+		return fmt.Errorf("%s: gateway needs sharded members (groups > 1)", s.Name)
 	}
 	for _, n := range s.Nemeses {
 		if _, ok := nemesis.ByName(n); !ok {

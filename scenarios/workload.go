@@ -110,6 +110,24 @@ func newWorkload(w Workload, c Target, rec *recorder, seed uint64) (*workload, e
 			inner: c.Transport(cl.name), rec: rec, gate: cl.gate,
 		}}
 		random := rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64()))
+		if gw, ok := c.(Gatewayed); ok && gw.GatewayURL() != "" {
+			// One client for every group: the gateway routes, so the
+			// client's own shard routing (which would reach members) is off.
+			api, err := lockclient.New(lockclient.Config{
+				Endpoints: []string{gw.GatewayURL()}, ClientID: cl.name, HTTPClient: httpClient,
+				AttemptTimeout: clientAttemptTimeout, MaxAttempts: clientMaxAttempts,
+				BackoffBase: clientBackoffBase, BackoffMax: clientBackoffMax, Rand: random,
+				DisableShardRouting: true,
+			})
+			if err != nil {
+				return nil, err
+			}
+			for range c.GroupCount() {
+				cl.api = append(cl.api, api)
+			}
+			wl.clients = append(wl.clients, cl)
+			continue
+		}
 		for g := range c.GroupCount() {
 			api, err := lockclient.New(lockclient.Config{
 				Endpoints: wl.endpoints(cl, g), ClientID: cl.name, HTTPClient: httpClient,

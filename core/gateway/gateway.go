@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +42,10 @@ type Config struct {
 	// bound so that they, not the gateway, judge the size.
 	MaxBodyBytes int64
 	Logger       *slog.Logger
+	// Transport carries the gateway's requests to members; nil dials TCP.
+	// The simulator sets one over its network, so the real gateway runs
+	// under the same faults as the members.
+	Transport http.RoundTripper
 }
 
 // DefaultConfig returns the gateway defaults.
@@ -85,9 +88,13 @@ type Gateway struct {
 	mux     *http.ServeMux
 	// current is the published map (nil until a member answered).
 	current atomic.Pointer[shardMap]
-	// generation counts published maps; refreshMu serialises refreshes.
+	// generation counts published maps; refreshing (a one-slot
+	// semaphore) serialises refreshes. A channel, not a mutex: a waiter
+	// then honours its context, and under testing/synctest (the
+	// simulator) it counts as durably blocked, so virtual time advances
+	// while a refresh waits on the network.
 	generation atomic.Uint64
-	refreshMu  sync.Mutex
+	refreshing chan struct{}
 	// kicking is set while a background refresh runs.
 	kicking atomic.Bool
 	// spread rotates the member a leaderless request goes to.
@@ -108,18 +115,23 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	reg := prometheus.NewRegistry()
+	tr := cfg.Transport
+	if tr == nil {
+		tr = &http.Transport{
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+			DialContext:         (&net.Dialer{Timeout: time.Second}).DialContext,
+		}
+	}
 	g := &Gateway{
 		cfg: cfg,
 		// No client timeout: a blocking acquire may wait long; each
 		// request carries its own deadline.
-		http: &http.Client{Transport: &http.Transport{
-			MaxIdleConnsPerHost: 256,
-			IdleConnTimeout:     90 * time.Second,
-			DialContext:         (&net.Dialer{Timeout: time.Second}).DialContext,
-		}},
-		metrics: newMetrics(reg),
-		mux:     http.NewServeMux(),
-		closed:  make(chan struct{}),
+		http:       &http.Client{Transport: tr},
+		metrics:    newMetrics(reg),
+		mux:        http.NewServeMux(),
+		closed:     make(chan struct{}),
+		refreshing: make(chan struct{}, 1),
 	}
 	g.mux.HandleFunc(api.PathLive, g.live)
 	g.mux.HandleFunc(api.PathReady, g.ready)
@@ -131,6 +143,11 @@ func New(cfg Config) (*Gateway, error) {
 
 // Handler serves the API.
 func (g *Gateway) Handler() http.Handler { return g.mux }
+
+// Run refreshes the shard map now and every RefreshInterval until ctx
+// ends. Start runs it; a caller serving Handler itself (no listener, as
+// the simulator does) runs it instead.
+func (g *Gateway) Run(ctx context.Context) { g.refreshLoop(ctx) }
 
 // Start listens on HTTPAddr, fetches the map once (a failure is only
 // logged: requests then go to the joined members, which forward) and

@@ -32,8 +32,12 @@ const (
 // A map older than the published one (members that missed a change) is
 // dropped.
 func (g *Gateway) refresh(ctx context.Context, seen uint64) error {
-	g.refreshMu.Lock()
-	defer g.refreshMu.Unlock()
+	select {
+	case g.refreshing <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for a refresh: %w", ctx.Err())
+	}
+	defer func() { <-g.refreshing }()
 	if g.generation.Load() != seen {
 		return nil
 	}
