@@ -36,7 +36,15 @@ func TestEveryShardThroughGateway(t *testing.T) {
 		if code != http.StatusOK || json.Unmarshal(body, &acq) != nil || !acq.Granted {
 			t.Fatalf("shard %d: acquire %s = %d %s", s, res, code, body)
 		}
+		// A leader change under load (elections, not the gateway) moves
+		// the request elsewhere; only a stable leadership is judged.
+		if now := c.leader(s); now != leader {
+			t.Logf("shard %d: leader moved from %s to %s during the request; routing not judged", s, c.peers[leader].ID, c.peers[now].ID)
+		}
 		for i := range c.members {
+			if c.leader(s) != leader {
+				break
+			}
 			got := c.directAcquires(i) - before[i]
 			if want := map[bool]int{true: 1, false: 0}[i == leader]; got != want {
 				t.Errorf("shard %d: member %s answered %d acquires directly, want %d (leader %s)",
