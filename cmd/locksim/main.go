@@ -5,6 +5,11 @@
 //	locksim -scenario leaderCrash -seed 42
 //	locksim -all -seeds 1..10
 //	locksim -scenario leaderCrash -seeds 1..50 -bug local-renew
+//	locksim -deterministic -scenario leaderCrash -seed 42
+//
+// With -deterministic every (scenario, seed) runs in its own wasm guest
+// whose entropy and clock derive from the seed (deterministic.go), so the
+// same command prints the same bytes and saves the same report.
 //
 // Each run prints SEED= and every derived parameter first, then PASSED, or
 // the verdict and the exact command that replays it, and "report: DIR" for
@@ -15,7 +20,8 @@
 // under results/sim/ change only with -results results/sim.
 // Exit codes tell failures apart: 0 every run as expected, 127 the harness
 // crashed, 128 only liveness checks failed, 129 a correctness check failed,
-// 130 a check could not finish (never counted as a pass).
+// 130 a check could not finish (never counted as a pass), 131 a
+// deterministic run replayed differently (-check, -replays).
 package main
 
 import (
