@@ -59,33 +59,10 @@ func runDeterministic(ctx context.Context, o options, w, diag io.Writer) int {
 		return exitCrash
 	}
 	defer host.Close(ctx)
-	results := make([]chan guestRun, len(runs))
-	for i := range results {
-		results[i] = make(chan guestRun, 1)
-	}
 	// stopped tells workers to skip the rest of a scenario once
 	// -stop-on-violation has printed its first violation.
 	var stopped sync.Map
-	next := make(chan int, len(runs))
-	for i := range runs {
-		next <- i
-	}
-	close(next)
-	for range min(o.jobs, len(runs)) {
-		go func() {
-			for i := range next {
-				if _, skip := stopped.Load(runs[i].scenario); skip {
-					results[i] <- guestRun{skipped: true}
-					continue
-				}
-				if o.replays > 1 {
-					results[i] <- runReplayed(ctx, host, o, runs[i])
-					continue
-				}
-				results[i] <- runGuest(ctx, host, o, runs[i])
-			}
-		}()
-	}
+	results := startGuests(ctx, host, o, runs, &stopped)
 	code, printed, bad := exitOK, 0, 0
 	for i, r := range runs {
 		g := <-results[i]
@@ -110,6 +87,33 @@ func runDeterministic(ctx context.Context, o options, w, diag io.Writer) int {
 	fmt.Fprintf(diag, "deterministic: %d runs in %s (module load and compile %s, jobs %d)\n",
 		printed, time.Since(start).Round(time.Millisecond), host.Compile.Round(time.Millisecond), o.jobs)
 	return code
+}
+
+// startGuests runs the guests on o.jobs workers; the i-th channel receives
+// the i-th run's result.
+func startGuests(ctx context.Context, host *wasmhost.Host, o options, runs []runKey, stopped *sync.Map) []chan guestRun {
+	results := make([]chan guestRun, len(runs))
+	next := make(chan int, len(runs))
+	for i := range runs {
+		results[i] = make(chan guestRun, 1)
+		next <- i
+	}
+	close(next)
+	for range min(o.jobs, len(runs)) {
+		go func() {
+			for i := range next {
+				switch _, skip := stopped.Load(runs[i].scenario); {
+				case skip:
+					results[i] <- guestRun{skipped: true}
+				case o.replays > 1:
+					results[i] <- runReplayed(ctx, host, o, runs[i])
+				default:
+					results[i] <- runGuest(ctx, host, o, runs[i])
+				}
+			}
+		}()
+	}
+	return results
 }
 
 type runKey struct {
