@@ -58,7 +58,6 @@ func runDeterministic(ctx context.Context, o options, w, diag io.Writer) int {
 		fmt.Fprintln(diag, "locksim:", err)
 		return exitCrash
 	}
-	defer host.Close(ctx)
 	// stopped tells workers to skip the rest of a scenario once
 	// -stop-on-violation has printed its first violation.
 	var stopped sync.Map
@@ -198,10 +197,50 @@ func hostPaths(out []byte, results string) []byte {
 	return bytes.ReplaceAll(out, []byte("report: "+guestResults+"/"), []byte("report: "+filepath.Clean(results)+"/"))
 }
 
-// newGuestHost loads locksim.wasm (-wasm, or a wasip1 build of this
-// checkout cached by source hash) and compiles it, with wazero's machine
-// code cached between processes.
+// prepareGuest fills the build and machine-code caches. Worth doing in a
+// process without the race detector: under it, wazero compiles the 23 MB
+// guest about 10x slower (~100 CPU-s instead of ~10).
+func prepareGuest(ctx context.Context, o options, diag io.Writer) int {
+	start := time.Now()
+	host, err := newGuestHost(ctx, o, diag)
+	if err != nil {
+		fmt.Fprintln(diag, "locksim:", err)
+		return exitCrash
+	}
+	fmt.Fprintf(diag, "locksim: deterministic guest ready in %s (module load and compile %s)\n",
+		time.Since(start).Round(time.Millisecond), host.Compile.Round(time.Millisecond))
+	return exitOK
+}
+
+// guestHosts holds this process's compiled guests by -wasm value ("" for
+// the build of this checkout), kept for the process's life: compiling even
+// from the cache costs about a second, and tests run many sweeps.
+var guestHosts struct {
+	sync.Mutex
+	byModule map[string]*wasmhost.Host
+}
+
+// newGuestHost returns the compiled guest: locksim.wasm from -wasm, or a
+// wasip1 build of this checkout cached by source hash, compiled with
+// wazero's machine code cached between processes.
 func newGuestHost(ctx context.Context, o options, diag io.Writer) (*wasmhost.Host, error) {
+	guestHosts.Lock()
+	defer guestHosts.Unlock()
+	if h := guestHosts.byModule[o.wasm]; h != nil {
+		return h, nil
+	}
+	h, err := compileGuest(ctx, o, diag)
+	if err != nil {
+		return nil, err
+	}
+	if guestHosts.byModule == nil {
+		guestHosts.byModule = map[string]*wasmhost.Host{}
+	}
+	guestHosts.byModule[o.wasm] = h
+	return h, nil
+}
+
+func compileGuest(ctx context.Context, o options, diag io.Writer) (*wasmhost.Host, error) {
 	cache, err := cacheDir()
 	if err != nil {
 		return nil, err
@@ -260,7 +299,6 @@ func recheckReplay(ctx context.Context, o options, w, diag io.Writer) int {
 		fmt.Fprintln(w, "locksim:", err)
 		return exitCrash
 	}
-	defer host.Close(ctx)
 	replay := o
 	replay.results, replay.persist, replay.bug = scratch, true, saved.Bug
 	g := runGuest(ctx, host, replay, runKey{saved.Scenario, saved.Seed})
