@@ -166,3 +166,24 @@ func checkSaved(t *testing.T, dir string) {
 		t.Fatalf("-check %s after changing ops.json: exit %d, want %d and ops.json named:\n%s", dir, code, exitReplayDiffers, out.String())
 	}
 }
+
+// TestGuestLinksNoHost: goal — the wasm guest is the simulator alone; the
+// host (wazero, sim/wasmhost) stays in the native binary. Method: go list
+// the wasip1 build's dependencies.
+func TestGuestLinksNoHost(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool on PATH")
+	}
+	cmd := exec.Command(goTool, "list", "-deps", "github.com/lockstep/lockstep/cmd/locksim")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps for wasip1: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/tetratelabs/wazero") || dep == "github.com/lockstep/lockstep/sim/wasmhost" {
+			t.Errorf("the wasip1 guest links %s", dep)
+		}
+	}
+}
