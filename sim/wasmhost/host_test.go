@@ -3,7 +3,9 @@ package wasmhost
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,12 +21,17 @@ func guestHost(t *testing.T) *Host {
 	if ports, err := exec.Command(goTool, "tool", "dist", "list").Output(); err != nil || !bytes.Contains(ports, []byte("wasip1/wasm")) {
 		t.Skipf("this Go toolchain cannot build for wasip1/wasm (go tool dist list: %v)", err)
 	}
+	// A lasting cache: under -race wazero compiles ~10x slower.
+	cache := t.TempDir()
+	if d, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(d, "lockstep", "wasmhost-test")
+	}
 	ctx := context.Background()
-	module, err := Build(ctx, BuildOptions{Dir: ".", Package: "./testdata/guest", CacheDir: t.TempDir()})
+	module, err := Build(ctx, BuildOptions{Dir: ".", Package: "./testdata/guest", CacheDir: filepath.Join(cache, "wasm")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(ctx, Options{ModulePath: module})
+	h, err := New(ctx, Options{ModulePath: module, CacheDir: filepath.Join(cache, "wazero")})
 	if err != nil {
 		t.Fatal(err)
 	}
