@@ -9,11 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/scenarios"
 	"github.com/lockstep/lockstep/sim/wasmhost"
 )
@@ -23,8 +21,8 @@ import (
 // keeps its reports (locksim -check replays into a temporary directory).
 const guestResults = "/results"
 
-// guestGOGC is the guest's GOGC. Part of what a run is: a replay with
-// another value interleaves differently. 400 trades guest memory (~2-4x
+// guestGOGC is the guest's GOGC. Part of what a run is: the collector runs
+// on the guest's only thread, so another value may change the run. 400 trades guest memory (~2-4x
 // the live heap) for less collector time; see EXPERIMENTS.md.
 const guestGOGC = "400"
 
@@ -195,128 +193,6 @@ func hostPaths(out []byte, results string) []byte {
 		return out
 	}
 	return bytes.ReplaceAll(out, []byte("report: "+guestResults+"/"), []byte("report: "+filepath.Clean(results)+"/"))
-}
-
-// prepareGuest fills the build and machine-code caches. Worth doing in a
-// process without the race detector: under it, wazero compiles the 23 MB
-// guest about 10x slower (~100 CPU-s instead of ~10).
-func prepareGuest(ctx context.Context, o options, diag io.Writer) int {
-	start := time.Now()
-	host, err := newGuestHost(ctx, o, diag)
-	if err != nil {
-		fmt.Fprintln(diag, "locksim:", err)
-		return exitCrash
-	}
-	fmt.Fprintf(diag, "locksim: deterministic guest ready in %s (module load and compile %s)\n",
-		time.Since(start).Round(time.Millisecond), host.Compile.Round(time.Millisecond))
-	return exitOK
-}
-
-// guestHosts holds this process's compiled guests by -wasm value ("" for
-// the build of this checkout), kept for the process's life: compiling even
-// from the cache costs about a second, and tests run many sweeps.
-var guestHosts struct {
-	sync.Mutex
-	byModule map[string]*wasmhost.Host
-}
-
-// newGuestHost returns the compiled guest: locksim.wasm from -wasm, or a
-// wasip1 build of this checkout cached by source hash, compiled with
-// wazero's machine code cached between processes.
-func newGuestHost(ctx context.Context, o options, diag io.Writer) (*wasmhost.Host, error) {
-	guestHosts.Lock()
-	defer guestHosts.Unlock()
-	if h := guestHosts.byModule[o.wasm]; h != nil {
-		return h, nil
-	}
-	h, err := compileGuest(ctx, o, diag)
-	if err != nil {
-		return nil, err
-	}
-	if guestHosts.byModule == nil {
-		guestHosts.byModule = map[string]*wasmhost.Host{}
-	}
-	guestHosts.byModule[o.wasm] = h
-	return h, nil
-}
-
-func compileGuest(ctx context.Context, o options, diag io.Writer) (*wasmhost.Host, error) {
-	cache, err := cacheDir()
-	if err != nil {
-		return nil, err
-	}
-	module := o.wasm
-	if module == "" {
-		var tags []string
-		if len(node.Bugs) > 0 {
-			tags = append(tags, "lockstep_bugs")
-		}
-		module, err = wasmhost.Build(ctx, wasmhost.BuildOptions{
-			Dir: ".", Package: "github.com/lockstep/lockstep/cmd/locksim", Tags: tags,
-			CacheDir: filepath.Join(cache, "wasm"), Log: diag,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%w (run from the repository, or build it and give -wasm)", err)
-		}
-	}
-	return wasmhost.New(ctx, wasmhost.Options{ModulePath: module, CacheDir: filepath.Join(cache, "wazero")})
-}
-
-// cacheDir is where built guests and compiled machine code are kept.
-func cacheDir() (string, error) {
-	if d := os.Getenv("LOCKSIM_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "lockstep-cache"), nil
-	}
-	return filepath.Join(d, "lockstep"), nil
-}
-
-// recheckReplay re-judges a saved run and, if it ran deterministically,
-// replays it into a scratch directory and compares every saved file byte
-// for byte. A replay that differs exits exitReplayDiffers.
-func recheckReplay(ctx context.Context, o options, w, diag io.Writer) int {
-	code := recheck(w, o.check)
-	saved, err := loadOutcome(o.check)
-	if err != nil {
-		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
-	}
-	if !saved.Deterministic {
-		fmt.Fprintln(w, "history: saved by a native run; only its verdict can be re-checked (replay with -deterministic to regenerate it)")
-		return code
-	}
-	scratch, err := os.MkdirTemp("", "locksim-check-")
-	if err != nil {
-		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
-	}
-	defer os.RemoveAll(scratch)
-	host, err := newGuestHost(ctx, o, diag)
-	if err != nil {
-		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
-	}
-	replay := o
-	replay.results, replay.persist, replay.bug = scratch, true, saved.Bug
-	g := runGuest(ctx, host, replay, runKey{saved.Scenario, saved.Seed})
-	if g.code == exitCrash {
-		_, _ = w.Write(g.stdout)
-		return exitCrash
-	}
-	same, diffs, err := sameFiles(o.check, scenarios.RunDir(scratch, saved.Scenario, saved.Seed, saved.Bug))
-	if err != nil {
-		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
-	}
-	if len(diffs) > 0 {
-		fmt.Fprintf(w, "history: DIFFERS from a fresh deterministic replay: %s\n", strings.Join(diffs, ", "))
-		return exitReplayDiffers
-	}
-	fmt.Fprintf(w, "history: identical to a fresh deterministic replay (%d files)\n", same)
-	return code
 }
 
 // guestEnv is the guest's environment. LOCKSIM_GUEST_GOGC and
