@@ -15,7 +15,10 @@ run:
 
 # The test command of README and CI: vet, gofmt, then every test with -race
 # (the scenario tests run a fixed set of seeds).
+# The deterministic-mode guest is built and compiled first, without the
+# race detector (under it wazero compiles ~10x slower); cached afterwards.
 test: lint
+	$(GO) run ./cmd/locksim -deterministic -prepare
 	$(GO) test -race -count=1 -timeout 14m ./...
 	$(GO) test -race -count=1 -timeout 10m -tags lockstep_bugs ./core/lock/ ./core/node/ ./scenarios/ ./cmd/locksim/ ./maelstrom/runner/ ./scenarios/realnet/
 
@@ -30,14 +33,20 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
+# How sim and sim-sweep run: deterministic by default, so every failure they
+# print replays byte for byte (README, "Replaying a failure"); about 10x the
+# CPU of a native run, spread over all cores. SIM_MODE=-deterministic=false
+# runs natively (faster exploration, replays only approximately).
+SIM_MODE ?= -deterministic
+
 # All scenarios on the fixed CI seeds, verbose. Reports of failing runs go
 # to the git-ignored results/tmp/sim/ (each printed as "report: DIR").
 sim:
-	$(GO) run ./cmd/locksim -all -seeds 1..10
+	$(GO) run ./cmd/locksim $(SIM_MODE) -all -seeds 1..10
 
 # Long sweep outside CI: SEEDS per scenario (optionally SCENARIO=name).
 sim-sweep:
-	$(GO) run ./cmd/locksim -all -seeds 1..$(SEEDS) $(if $(SCENARIO),-scenario $(SCENARIO))
+	$(GO) run ./cmd/locksim $(SIM_MODE) -all -seeds 1..$(SEEDS) $(if $(SCENARIO),-scenario $(SCENARIO))
 
 # The deterministic-mode guest (locksim -deterministic builds and caches it
 # on first use; -wasm bin/locksim.wasm pins this build instead).

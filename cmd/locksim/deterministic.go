@@ -9,11 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/scenarios"
 	"github.com/lockstep/lockstep/sim/wasmhost"
 )
@@ -23,8 +21,8 @@ import (
 // keeps its reports (locksim -check replays into a temporary directory).
 const guestResults = "/results"
 
-// guestGOGC is the guest's GOGC. Part of what a run is: a replay with
-// another value interleaves differently. 400 trades guest memory (~2-4x
+// guestGOGC is the guest's GOGC. Part of what a run is: the collector runs
+// on the guest's only thread, so another value may change the run. 400 trades guest memory (~2-4x
 // the live heap) for less collector time; see EXPERIMENTS.md.
 const guestGOGC = "400"
 
@@ -58,34 +56,10 @@ func runDeterministic(ctx context.Context, o options, w, diag io.Writer) int {
 		fmt.Fprintln(diag, "locksim:", err)
 		return exitCrash
 	}
-	defer host.Close(ctx)
-	results := make([]chan guestRun, len(runs))
-	for i := range results {
-		results[i] = make(chan guestRun, 1)
-	}
 	// stopped tells workers to skip the rest of a scenario once
 	// -stop-on-violation has printed its first violation.
 	var stopped sync.Map
-	next := make(chan int, len(runs))
-	for i := range runs {
-		next <- i
-	}
-	close(next)
-	for range min(o.jobs, len(runs)) {
-		go func() {
-			for i := range next {
-				if _, skip := stopped.Load(runs[i].scenario); skip {
-					results[i] <- guestRun{skipped: true}
-					continue
-				}
-				if o.replays > 1 {
-					results[i] <- runReplayed(ctx, host, o, runs[i])
-					continue
-				}
-				results[i] <- runGuest(ctx, host, o, runs[i])
-			}
-		}()
-	}
+	results := startGuests(ctx, host, o, runs, &stopped)
 	code, printed, bad := exitOK, 0, 0
 	for i, r := range runs {
 		g := <-results[i]
@@ -110,6 +84,33 @@ func runDeterministic(ctx context.Context, o options, w, diag io.Writer) int {
 	fmt.Fprintf(diag, "deterministic: %d runs in %s (module load and compile %s, jobs %d)\n",
 		printed, time.Since(start).Round(time.Millisecond), host.Compile.Round(time.Millisecond), o.jobs)
 	return code
+}
+
+// startGuests runs the guests on o.jobs workers; the i-th channel receives
+// the i-th run's result.
+func startGuests(ctx context.Context, host *wasmhost.Host, o options, runs []runKey, stopped *sync.Map) []chan guestRun {
+	results := make([]chan guestRun, len(runs))
+	next := make(chan int, len(runs))
+	for i := range runs {
+		results[i] = make(chan guestRun, 1)
+		next <- i
+	}
+	close(next)
+	for range min(o.jobs, len(runs)) {
+		go func() {
+			for i := range next {
+				switch _, skip := stopped.Load(runs[i].scenario); {
+				case skip:
+					results[i] <- guestRun{skipped: true}
+				case o.replays > 1:
+					results[i] <- runReplayed(ctx, host, o, runs[i])
+				default:
+					results[i] <- runGuest(ctx, host, o, runs[i])
+				}
+			}
+		}()
+	}
+	return results
 }
 
 type runKey struct {
@@ -192,89 +193,6 @@ func hostPaths(out []byte, results string) []byte {
 		return out
 	}
 	return bytes.ReplaceAll(out, []byte("report: "+guestResults+"/"), []byte("report: "+filepath.Clean(results)+"/"))
-}
-
-// newGuestHost loads locksim.wasm (-wasm, or a wasip1 build of this
-// checkout cached by source hash) and compiles it, with wazero's machine
-// code cached between processes.
-func newGuestHost(ctx context.Context, o options, diag io.Writer) (*wasmhost.Host, error) {
-	cache, err := cacheDir()
-	if err != nil {
-		return nil, err
-	}
-	module := o.wasm
-	if module == "" {
-		var tags []string
-		if len(node.Bugs) > 0 {
-			tags = append(tags, "lockstep_bugs")
-		}
-		module, err = wasmhost.Build(ctx, wasmhost.BuildOptions{
-			Dir: ".", Package: "github.com/lockstep/lockstep/cmd/locksim", Tags: tags,
-			CacheDir: filepath.Join(cache, "wasm"), Log: diag,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%w (run from the repository, or build it and give -wasm)", err)
-		}
-	}
-	return wasmhost.New(ctx, wasmhost.Options{ModulePath: module, CacheDir: filepath.Join(cache, "wazero")})
-}
-
-// cacheDir is where built guests and compiled machine code are kept.
-func cacheDir() (string, error) {
-	if d := os.Getenv("LOCKSIM_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "lockstep-cache"), nil
-	}
-	return filepath.Join(d, "lockstep"), nil
-}
-
-// recheckReplay re-judges a saved run and, if it ran deterministically,
-// replays it into a scratch directory and compares every saved file byte
-// for byte. A replay that differs exits exitReplayDiffers.
-func recheckReplay(ctx context.Context, o options, w, diag io.Writer) int {
-	code := recheck(w, o.check)
-	saved, err := loadOutcome(o.check)
-	if err != nil {
-		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
-	}
-	if !saved.Deterministic {
-		fmt.Fprintln(w, "history: saved by a native run; only its verdict can be re-checked (replay with -deterministic to regenerate it)")
-		return code
-	}
-	scratch, err := os.MkdirTemp("", "locksim-check-")
-	if err != nil {
-		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
-	}
-	defer os.RemoveAll(scratch)
-	host, err := newGuestHost(ctx, o, diag)
-	if err != nil {
-		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
-	}
-	defer host.Close(ctx)
-	replay := o
-	replay.results, replay.persist, replay.bug = scratch, true, saved.Bug
-	g := runGuest(ctx, host, replay, runKey{saved.Scenario, saved.Seed})
-	if g.code == exitCrash {
-		_, _ = w.Write(g.stdout)
-		return exitCrash
-	}
-	same, diffs, err := sameFiles(o.check, scenarios.RunDir(scratch, saved.Scenario, saved.Seed, saved.Bug))
-	if err != nil {
-		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
-	}
-	if len(diffs) > 0 {
-		fmt.Fprintf(w, "history: DIFFERS from a fresh deterministic replay: %s\n", strings.Join(diffs, ", "))
-		return exitReplayDiffers
-	}
-	fmt.Fprintf(w, "history: identical to a fresh deterministic replay (%d files)\n", same)
-	return code
 }
 
 // guestEnv is the guest's environment. LOCKSIM_GUEST_GOGC and

@@ -19,3 +19,8 @@ func runDeterministic(_ context.Context, _ options, _, diag io.Writer) int {
 func recheckReplay(_ context.Context, o options, w, _ io.Writer) int {
 	return recheck(w, o.check)
 }
+
+func prepareGuest(_ context.Context, _ options, diag io.Writer) int {
+	fmt.Fprintln(diag, "locksim: -prepare inside the wasm guest")
+	return exitCrash
+}

@@ -5,6 +5,11 @@
 //	locksim -scenario leaderCrash -seed 42
 //	locksim -all -seeds 1..10
 //	locksim -scenario leaderCrash -seeds 1..50 -bug local-renew
+//	locksim -deterministic -scenario leaderCrash -seed 42
+//
+// With -deterministic every (scenario, seed) runs in its own wasm guest
+// whose entropy and clock derive from the seed (deterministic.go), so the
+// same command prints the same bytes and saves the same report.
 //
 // Each run prints SEED= and every derived parameter first, then PASSED, or
 // the verdict and the exact command that replays it, and "report: DIR" for
@@ -15,7 +20,8 @@
 // under results/sim/ change only with -results results/sim.
 // Exit codes tell failures apart: 0 every run as expected, 127 the harness
 // crashed, 128 only liveness checks failed, 129 a correctness check failed,
-// 130 a check could not finish (never counted as a pass).
+// 130 a check could not finish (never counted as a pass), 131 a
+// deterministic run replayed differently (-check, -replays).
 package main
 
 import (
@@ -68,6 +74,8 @@ type options struct {
 	// replays runs each deterministic run this many times and compares
 	// the output and saved files byte for byte (replay.go).
 	replays int
+	// prepare builds and compiles the guest, filling the caches, and exits.
+	prepare bool
 	// guest: this process is that wasm guest, running one (scenario,
 	// seed) for the host; it prints no summary line.
 	guest bool
@@ -81,6 +89,9 @@ func main() {
 	}
 	if opts.check != "" {
 		os.Exit(recheckReplay(context.Background(), opts, os.Stdout, os.Stderr))
+	}
+	if opts.prepare {
+		os.Exit(prepareGuest(context.Background(), opts, os.Stderr))
 	}
 	if opts.deterministic && !opts.guest {
 		os.Exit(runDeterministic(context.Background(), opts, os.Stdout, os.Stderr))
@@ -130,6 +141,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.wasm, "wasm", "", "with -deterministic: the locksim.wasm to run (default: built on first use, cached by source hash)")
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "with -deterministic: runs in parallel (each run is still a pure function of its seed)")
 	fs.IntVar(&o.replays, "replays", 1, "with -deterministic: run each (scenario, seed) N times and compare stdout and saved files byte for byte")
+	fs.BoolVar(&o.prepare, "prepare", false, "with -deterministic: build and compile the guest into the caches, then exit (make test runs it before the race-enabled tests)")
 	fs.BoolVar(&o.guest, "guest", false, "internal: this process is the wasm guest of -deterministic")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -156,7 +168,7 @@ func parseFlags(args []string) (options, error) {
 		s := time.Now().UnixNano() % 1_000_000_000
 		o.seedLo, o.seedHi = s, s
 	}
-	if !o.list && !o.all && o.scenario == "" && o.bugTable == 0 && o.check == "" {
+	if !o.list && !o.all && o.scenario == "" && o.bugTable == 0 && o.check == "" && !o.prepare {
 		return o, fmt.Errorf("give -scenario NAME, -all, -bug-table N, -check DIR or -list")
 	}
 	if o.guest && runtime.GOOS != "wasip1" {

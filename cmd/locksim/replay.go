@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,4 +96,49 @@ func keepReplayed(first guestRun, o options, r runKey, scratch, dir0 string, dif
 		}
 	}
 	return append(bytes.Join(kept, nil), '\n')
+}
+
+// recheckReplay re-judges a saved run and, if it ran deterministically,
+// replays it into a scratch directory and compares every saved file byte
+// for byte. A replay that differs exits exitReplayDiffers.
+func recheckReplay(ctx context.Context, o options, w, diag io.Writer) int {
+	code := recheck(w, o.check)
+	saved, err := loadOutcome(o.check)
+	if err != nil {
+		fmt.Fprintln(w, "locksim:", err)
+		return exitCrash
+	}
+	if !saved.Deterministic {
+		fmt.Fprintln(w, "history: saved by a native run; only its verdict can be re-checked (replay with -deterministic to regenerate it)")
+		return code
+	}
+	scratch, err := os.MkdirTemp("", "locksim-check-")
+	if err != nil {
+		fmt.Fprintln(w, "locksim:", err)
+		return exitCrash
+	}
+	defer os.RemoveAll(scratch)
+	host, err := newGuestHost(ctx, o, diag)
+	if err != nil {
+		fmt.Fprintln(w, "locksim:", err)
+		return exitCrash
+	}
+	replay := o
+	replay.results, replay.persist, replay.bug = scratch, true, saved.Bug
+	g := runGuest(ctx, host, replay, runKey{saved.Scenario, saved.Seed})
+	if g.code == exitCrash {
+		_, _ = w.Write(g.stdout)
+		return exitCrash
+	}
+	same, diffs, err := sameFiles(o.check, scenarios.RunDir(scratch, saved.Scenario, saved.Seed, saved.Bug))
+	if err != nil {
+		fmt.Fprintln(w, "locksim:", err)
+		return exitCrash
+	}
+	if len(diffs) > 0 {
+		fmt.Fprintf(w, "history: DIFFERS from a fresh deterministic replay: %s\n", strings.Join(diffs, ", "))
+		return exitReplayDiffers
+	}
+	fmt.Fprintf(w, "history: identical to a fresh deterministic replay (%d files)\n", same)
+	return code
 }

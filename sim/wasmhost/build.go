@@ -37,6 +37,7 @@ func Build(ctx context.Context, opts BuildOptions) (string, error) {
 	name := strings.ReplaceAll(strings.Trim(opts.Package, "./"), "/", "-")
 	path := filepath.Join(opts.CacheDir, fmt.Sprintf("%s-%s.wasm", name, key[:16]))
 	if _, err := os.Stat(path); err == nil {
+		touch(path)
 		return path, nil
 	}
 	if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
@@ -63,6 +64,7 @@ func Build(ctx context.Context, opts BuildOptions) (string, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", fmt.Errorf("wasmhost: build: %w", err)
 	}
+	prune(opts.CacheDir, name+"-*.wasm")
 	return path, nil
 }
 

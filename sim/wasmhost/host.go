@@ -8,6 +8,8 @@ package wasmhost
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,7 +26,8 @@ import (
 type Options struct {
 	// ModulePath is the wasip1 module to run.
 	ModulePath string
-	// CacheDir keeps wazero's compiled machine code between processes; ""
+	// CacheDir keeps wazero's compiled machine code between processes, one
+	// subdirectory per module content, the few most recently used kept; ""
 	// compiles in memory every time (seconds for a large module).
 	CacheDir string
 }
@@ -47,7 +50,14 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	}
 	config := wazero.NewRuntimeConfig()
 	if opts.CacheDir != "" {
-		cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
+		sum := sha256.Sum256(code)
+		dir := filepath.Join(opts.CacheDir, hex.EncodeToString(sum[:8]))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
+		}
+		touch(dir)
+		prune(opts.CacheDir, "*")
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
 		}
