@@ -29,7 +29,9 @@ func TestClientAgainstRealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lease, err := cl.Acquire(ctx, "job", client.AcquireOptions{TTL: 2 * time.Second, KeepAlive: true})
+	// A TTL that outlasts an election on a loaded machine: the keep-alive
+	// renews at TTL/2, so the new leader has TTL/2 to take over.
+	lease, err := cl.Acquire(ctx, "job", client.AcquireOptions{TTL: 4 * time.Second, KeepAlive: true})
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
@@ -44,7 +46,7 @@ func TestClientAgainstRealCluster(t *testing.T) {
 	c.stop(lead)
 	c.leader()
 	// Several TTLs pass: only the keep-alive (through the new leader) keeps it.
-	time.Sleep(5 * time.Second)
+	time.Sleep(9 * time.Second)
 	if !lease.Valid() {
 		t.Fatalf("lease lost across the leader crash: %v", lease.Err())
 	}
