@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/node/nodetest"
@@ -46,7 +47,17 @@ func TestBadInputIsRejectedWithoutChange(t *testing.T) {
 	if code, b := do(t, "POST", ts.URL+api.PathAcquire, `{"resource":"held","client_id":"a","ttl":60000}`); code != 200 {
 		t.Fatalf("warm-up acquire: %d %s", code, b)
 	}
+	// The node writes entries of its own at start (its hello): wait until
+	// the state stops moving before taking the reference.
 	before := c.Nodes[0].Snapshot()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(300 * time.Millisecond)
+		now := c.Nodes[0].Snapshot()
+		if bytes.Equal(before, now) {
+			break
+		}
+		before = now
+	}
 	huge := `{"resource":"` + strings.Repeat("x", 70<<10) + `","client_id":"a","ttl":1000}`
 	cases := []struct{ name, path, body string }{
 		{"malformed json", api.PathAcquire, `{"resource":`},
