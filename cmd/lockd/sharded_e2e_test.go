@@ -193,6 +193,21 @@ func TestShardedProcessCluster(t *testing.T) {
 	}
 
 	// Kill -9 shard 1's leader; the shards it does not lead keep granting.
+	// Members spread leadership every 2 s: wait until shard 1's leader
+	// does not lead every shard, so there are others to watch.
+	waitUntil(t, 20*time.Second, func() bool {
+		c, err := clusterOf(procs[0].http)
+		if err != nil || len(c.Shards) != 3 || c.Shards[0].Leader == "" {
+			return false
+		}
+		cr = c
+		for _, s := range c.Shards[1:] {
+			if s.Leader != "" && s.Leader != c.Shards[0].Leader {
+				return true
+			}
+		}
+		return false
+	})
 	victimID := cr.Shards[0].Leader
 	var victim *proc
 	var survivor *proc
@@ -210,7 +225,7 @@ func TestShardedProcessCluster(t *testing.T) {
 		}
 	}
 	victim.kill()
-	for i, n := 0, 0; n < 30; i++ {
+	for i, n := 0, 0; n < 30 && i < 100_000; i++ {
 		r := fmt.Sprintf("during-%d", i)
 		s := int(placement.Of(r, 3))
 		if !slices.Contains(others, s) {
