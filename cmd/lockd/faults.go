@@ -20,3 +20,14 @@ func (a *faultArgs) register(fs *flag.FlagSet) {
 }
 
 func (a *faultArgs) set() bool { return a.trace != "" || a.control != "" || a.bug != "" }
+
+// gatewayFaultArgs are the test-only flags of lockd gateway.
+type gatewayFaultArgs struct {
+	// via sends the gateway's connections to a member address through
+	// another address (a test's proxy, which can cut the link).
+	via string
+}
+
+func (a *gatewayFaultArgs) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.via, "fault-via", "", "test builds only: dial member address A through address B instead: A=B[,A=B]")
+}

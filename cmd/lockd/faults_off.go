@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 
+	"github.com/lockstep/lockstep/core/gateway"
 	"github.com/lockstep/lockstep/core/lockd"
 )
 
@@ -15,6 +16,14 @@ var errNoFaults = errors.New("--fault-* flags need a lockd built with -tags lock
 // applyFaults refuses any fault flag.
 func applyFaults(a *faultArgs, _ *lockd.Options) error {
 	if a.set() {
+		return errNoFaults
+	}
+	return nil
+}
+
+// applyGatewayFaults refuses any fault flag.
+func applyGatewayFaults(a *gatewayFaultArgs, _ *gateway.Config) error {
+	if a.via != "" {
 		return errNoFaults
 	}
 	return nil

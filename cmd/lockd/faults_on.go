@@ -3,14 +3,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/lockstep/lockstep/core/faultctl"
+	"github.com/lockstep/lockstep/core/gateway"
 	"github.com/lockstep/lockstep/core/lockd"
 	"github.com/lockstep/lockstep/core/node"
 )
@@ -47,9 +50,44 @@ func applyFaults(a *faultArgs, opts *lockd.Options) error {
 			prev(c)
 		}
 		c.Clock, c.Bug = clock, bug
-		if trace != nil {
-			c.OnEvent, c.OnApply, c.OnWake = trace.Event, trace.Apply, trace.Wake
+	}
+	if trace != nil {
+		opts.TuneShard = func(g uint64, c *node.Config) {
+			t := trace.Group(g)
+			c.OnEvent, c.OnApply, c.OnWake = t.Event, t.Apply, t.Wake
 		}
+	}
+	return nil
+}
+
+// applyGatewayFaults sends the gateway's connections to the --fault-via
+// addresses: a test puts a proxy of its own there, so it can cut the
+// gateway off from members as partitions cut members off from each other.
+func applyGatewayFaults(a *gatewayFaultArgs, c *gateway.Config) error {
+	if a.via == "" {
+		return nil
+	}
+	via := map[string]string{}
+	for _, pair := range strings.Split(a.via, ",") {
+		from, to, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if _, _, err := net.SplitHostPort(from); !ok || err != nil {
+			return fmt.Errorf("--fault-via %q: want host:port=host:port", pair)
+		}
+		if _, _, err := net.SplitHostPort(to); err != nil {
+			return fmt.Errorf("--fault-via %q: want host:port=host:port", pair)
+		}
+		via[from] = to
+	}
+	dialer := &net.Dialer{Timeout: 2 * time.Second}
+	c.Transport = &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if to, ok := via[addr]; ok {
+				addr = to
+			}
+			return dialer.DialContext(ctx, network, addr)
+		},
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
 	}
 	return nil
 }

@@ -15,20 +15,25 @@ import (
 )
 
 // gatewayFlags is the command line of lockd gateway.
-func gatewayFlags(c *gateway.Config, join *string) *flag.FlagSet {
+func gatewayFlags(c *gateway.Config, join *string, faults *gatewayFaultArgs) *flag.FlagSet {
 	*c = gateway.DefaultConfig()
 	fs := flag.NewFlagSet("lockd gateway", flag.ContinueOnError)
 	fs.StringVar(join, "join", "", "members' HTTP API addresses to learn the cluster from: host:port[,host:port]")
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTP API address to listen on")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "time to get a request answered, retries included (a blocking acquire adds its wait)")
 	fs.DurationVar(&c.RefreshInterval, "refresh-interval", c.RefreshInterval, "how often to fetch the shard map and leaders again")
+	faults.register(fs)
 	return fs
 }
 
 func parseGateway(args []string) (gateway.Config, error) {
 	var c gateway.Config
 	var join string
-	if err := parse(gatewayFlags(&c, &join), args); err != nil {
+	var faults gatewayFaultArgs
+	if err := parse(gatewayFlags(&c, &join, &faults), args); err != nil {
+		return gateway.Config{}, err
+	}
+	if err := applyGatewayFaults(&faults, &c); err != nil {
 		return gateway.Config{}, err
 	}
 	for _, a := range strings.Split(join, ",") {

@@ -99,7 +99,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
 	for _, fs := range []*flag.FlagSet{memberFlags(new(memberArgs)), devFlags(new(devConfig)),
-		gatewayFlags(new(gateway.Config), new(string))} {
+		gatewayFlags(new(gateway.Config), new(string), new(gatewayFaultArgs))} {
 		fmt.Fprintf(w, "\nFlags of %s:\n", fs.Name())
 		fs.SetOutput(w)
 		fs.PrintDefaults()
@@ -154,6 +154,7 @@ func (l *limits) check() error {
 type memberArgs struct {
 	id, raftAddr, httpAddr, dataDir, peers, logStore string
 	shards                                           int
+	spread                                           time.Duration
 	bootstrap, raftLog                               bool
 	limits                                           limits
 	raft                                             raftArgs
@@ -169,6 +170,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	fs.StringVar(&a.dataDir, "data-dir", "", "directory for the Raft log and snapshots")
 	fs.StringVar(&a.peers, "peers", "", "all members: id=raftaddr[@httpaddr],... (members publish their HTTP address; @httpaddr is optional)")
 	fs.IntVar(&a.shards, "shards", 0, "lock shards (Raft groups) to bootstrap the cluster with; kept in the metadata group, so a restart needs no flag (default 1)")
+	fs.DurationVar(&a.spread, "spread-interval", 0, "how often a member checks it leads no more than its share of the lock shards, handing the rest over (0: 2s; negative: never)")
 	fs.BoolVar(&a.bootstrap, "bootstrap", false, "form the cluster from --peers if this member has no state (harmless on restart)")
 	fs.BoolVar(&a.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
 	fs.StringVar(&a.logStore, "log-store", "wal", "Raft log store: wal (one fdatasync per batch) or bolt (raft-boltdb/v2)")
@@ -213,7 +215,7 @@ func parseMember(args []string) (lockd.Options, error) {
 	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
-		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune, GRPCAddr: a.grpc.addr,
+		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune, GRPCAddr: a.grpc.addr, SpreadInterval: a.spread,
 	}
 	if err := applyFaults(&a.faults, &opts); err != nil {
 		return lockd.Options{}, err

@@ -52,7 +52,7 @@ func TestClockControl(t *testing.T) {
 }
 
 // TestTraceRoundTrip: goal — what a node writes is what the harness reads,
-// in order, and a torn last line (kill -9 mid-write) is dropped while a
+// in order and under each record's lock shard, and a torn last line (kill -9 mid-write) is dropped while a
 // torn line in the middle is an error. Method: write, tear, read.
 func TestTraceRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "n1.trace")
@@ -62,9 +62,10 @@ func TestTraceRoundTrip(t *testing.T) {
 	}
 	var id lock.LeaseID
 	id[0] = 7
-	w.Event(lock.Event{Kind: lock.EventGrant, Index: 3, Resource: "r1", Lease: lock.Lease{ID: id, Token: 9}})
-	w.Event(lock.Event{Kind: lock.EventFreed, Index: 4, Resource: "r1"})
-	w.Wake("r1", 3, id, 1)
+	g := w.Group(2)
+	g.Event(lock.Event{Kind: lock.EventGrant, Index: 3, Resource: "r1", Lease: lock.Lease{ID: id, Token: 9}})
+	g.Event(lock.Event{Kind: lock.EventFreed, Index: 4, Resource: "r1"})
+	w.Group(3).Wake("r1", 3, id, 1)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,8 @@ func TestTraceRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 3 || recs[0].Kind != KindStart || recs[1].Token != 9 || recs[2].LeaseID != id.String() {
+	if len(recs) != 3 || recs[0].Kind != KindStart || recs[1].Token != 9 || recs[2].LeaseID != id.String() ||
+		recs[1].Group != 2 || recs[2].Group != 3 {
 		t.Fatalf("records %+v", recs)
 	}
 	if recs[1].At < recs[0].At || recs[2].At < recs[1].At {

@@ -30,6 +30,10 @@ type Record struct {
 	Kind string `json:"k"`
 	Node string `json:"n"`
 	At   int64  `json:"at"`
+	// Group is the lock shard (Raft group) whose replica on Node wrote an
+	// event, apply or wake record: a sharded member runs several, whose
+	// log indexes repeat.
+	Group uint64 `json:"g,omitempty"`
 	// Event fields (KindEvent); Index also for KindApply and KindWake.
 	Index     uint64 `json:"i,omitempty"`
 	LogTime   int64  `json:"lt,omitempty"`
@@ -94,36 +98,46 @@ func (w *TraceWriter) write(r Record) {
 	}
 }
 
-// Event records one state-machine event (node.Config.OnEvent). Freed
-// events are bookkeeping for the herd wake-ups, not trace entries.
-func (w *TraceWriter) Event(ev lock.Event) {
+// GroupTrace writes the records of one lock shard's replica: its hooks
+// are node.Config.OnEvent, OnApply and OnWake.
+type GroupTrace struct {
+	w     *TraceWriter
+	group uint64
+}
+
+// Group returns the hooks of lock shard g on this node.
+func (w *TraceWriter) Group(g uint64) GroupTrace { return GroupTrace{w: w, group: g} }
+
+// Event records one state-machine event. Freed events are bookkeeping for
+// the herd wake-ups, not trace entries.
+func (t GroupTrace) Event(ev lock.Event) {
 	if ev.Kind == lock.EventFreed {
 		return
 	}
-	rec := Record{Kind: KindEvent, Index: ev.Index, LogTime: ev.LogTime, Event: ev.Kind.String(),
+	rec := Record{Kind: KindEvent, Group: t.group, Index: ev.Index, LogTime: ev.LogTime, Event: ev.Kind.String(),
 		Resource: ev.Resource, LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID,
 		Mode: ev.Lease.Mode.String(), Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt}
 	if !ev.Many.IsZero() {
 		rec.Many, rec.ManySize = ev.Many.String(), ev.ManySize
 	}
-	w.write(rec)
+	t.w.write(rec)
 }
 
-// Apply records one applied entry (node.Config.OnApply).
-func (w *TraceWriter) Apply(index uint64, entry []byte, st *lock.State) {
+// Apply records one applied entry.
+func (t GroupTrace) Apply(index uint64, entry []byte, st *lock.State) {
 	h := fnv.New64a()
 	_, _ = h.Write(entry)
-	w.write(Record{Kind: KindApply, Index: index, EntryHash: h.Sum64(), StateDigest: st.Digest(),
+	t.w.write(Record{Kind: KindApply, Group: t.group, Index: index, EntryHash: h.Sum64(), StateDigest: st.Digest(),
 		LogTime: st.Metrics().LogTime})
 }
 
-// Wake records one wake-up of blocked callers (node.Config.OnWake).
-func (w *TraceWriter) Wake(resource string, index uint64, lease lock.LeaseID, woken int) {
-	r := Record{Kind: KindWake, Resource: resource, Index: index, Woken: woken}
+// Wake records one wake-up of blocked callers.
+func (t GroupTrace) Wake(resource string, index uint64, lease lock.LeaseID, woken int) {
+	r := Record{Kind: KindWake, Group: t.group, Resource: resource, Index: index, Woken: woken}
 	if !lease.IsZero() {
 		r.LeaseID = lease.String()
 	}
-	w.write(r)
+	t.w.write(r)
 }
 
 // Close closes the file.

@@ -48,6 +48,10 @@ type Options struct {
 	// Tuning passes through to every lock shard's node.Config (zero keeps
 	// defaults).
 	Tune func(*node.Config)
+	// TuneShard, when set, adjusts lock shard g's node config once the
+	// host has filled it in (the template's hooks cannot tell shards
+	// apart; a test trace records each shard under its number).
+	TuneShard func(g uint64, c *node.Config)
 	// SpreadInterval is how often the member checks it leads no more than
 	// its share of shards (default 2 s; negative never moves leaders).
 	SpreadInterval time.Duration
@@ -141,7 +145,7 @@ func Start(opts Options) (*Member, error) {
 	h, err := shard.Start(shard.Config{
 		ID: opts.ID, Peers: opts.Peers, APIAddr: ln.Addr().String(), Shards: opts.Shards, Bootstrap: opts.Bootstrap,
 		Env: env, Node: tmpl, OnShards: func(n int) error { return keepShards(opts.DataDir, n) },
-		SpreadInterval: max(opts.SpreadInterval, 0), Logger: opts.Logger,
+		SpreadInterval: max(opts.SpreadInterval, 0), Logger: opts.Logger, Tune: opts.TuneShard,
 	})
 	if err != nil {
 		_ = front.stop(context.Background())

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,22 +16,27 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/faultctl"
+	"github.com/lockstep/lockstep/core/placement"
 	"github.com/lockstep/lockstep/nemesis"
 	"github.com/lockstep/lockstep/nemesis/proxy"
 	"github.com/lockstep/lockstep/scenarios"
 )
 
-// Cluster is real lockd processes on loopback, one independent Raft group
-// per scenario group, every member-to-member link through nemesis/proxy.
-// It implements nemesis.Cluster and scenarios.Target.
+// Cluster is real lockd processes on loopback, every member-to-member
+// link through nemesis/proxy. As in the simulator, a one-group scenario
+// runs one lock shard on each member and a scenario with several groups
+// runs sharded members (lockd --shards N: the metadata group and N lock
+// shards, all multiplexed on the member port, so one proxy per directed
+// link carries every group). It implements nemesis.Cluster and
+// scenarios.Target.
 type Cluster struct {
 	opts    ClusterOptions
-	groups  [][]*member
+	members []*member
 	byID    map[string]*member
 	order   []string
-	meshes  []*proxy.Mesh
+	mesh    *proxy.Mesh
+	gw      *gateway
 	harness *scenarios.Harness
 	api     *http.Client
 
@@ -51,8 +55,19 @@ type ClusterOptions struct {
 	// Bin is the lockd binary (built with the lockstep_faults tag).
 	Bin string
 	// Dir holds data dirs, traces and logs.
-	Dir           string
-	Groups, Nodes int
+	Dir   string
+	Nodes int
+	// Shards > 1 runs sharded members with that many lock shards.
+	Shards int
+	// LeaderOf is the group whose leader Leader reports on sharded
+	// members: 0 the metadata group, s lock shard s.
+	LeaderOf int
+	// Gateway runs a lockd gateway joined to every member; it stands with
+	// member GatewayHome in partitions.
+	Gateway     bool
+	GatewayHome string
+	// Delay is every member link's one-way latency through its proxy.
+	Delay time.Duration
 	// Bug is passed as --fault-bug (the binary needs lockstep_bugs).
 	Bug string
 	// Args are added to every member's command line: snapshot tuning,
@@ -63,12 +78,15 @@ type ClusterOptions struct {
 // member is one process slot: its data dir and trace outlive crashes.
 type member struct {
 	id                          string
-	group                       int
 	raftAddr, httpAddr, control string
 	dataDir, trace, log         string
 	proc                        *process
 	paused, wiped               bool
 }
+
+// spreadInterval is the simulator's: leaders spread again between a
+// scenario's faults (lockd's default is 2 s).
+const spreadInterval = 500 * time.Millisecond
 
 // freePort reserves a loopback port by binding and releasing it.
 func freePort() (string, error) {
@@ -81,49 +99,45 @@ func freePort() (string, error) {
 }
 
 // NewCluster lays out the members and their proxies and starts every
-// process with --bootstrap.
+// process with --bootstrap (and the gateway, if asked).
 func NewCluster(opts ClusterOptions) (*Cluster, error) {
 	c := &Cluster{opts: opts, byID: map[string]*member{}, unsupported: map[string]int{},
 		api: &http.Client{Timeout: 300 * time.Millisecond}}
-	for g := range opts.Groups {
-		var ms []*member
-		for i := range opts.Nodes {
-			m := &member{id: fmt.Sprintf("s%dn%d", g+1, i+1), group: g}
-			for _, p := range []*string{&m.raftAddr, &m.httpAddr, &m.control} {
-				addr, err := freePort()
-				if err != nil {
-					return nil, err
-				}
-				*p = addr
-			}
-			m.dataDir = filepath.Join(opts.Dir, m.id, "data")
-			m.trace = filepath.Join(opts.Dir, m.id+".trace")
-			m.log = filepath.Join(opts.Dir, m.id+".log")
-			if err := os.MkdirAll(m.dataDir, 0o755); err != nil {
+	targets := map[string]string{}
+	for i := range opts.Nodes {
+		m := &member{id: memberID(opts.Shards, i+1)}
+		for _, p := range []*string{&m.raftAddr, &m.httpAddr, &m.control} {
+			addr, err := freePort()
+			if err != nil {
 				return nil, err
 			}
-			ms = append(ms, m)
-			c.byID[m.id] = m
-			c.order = append(c.order, m.id)
+			*p = addr
 		}
-		c.groups = append(c.groups, ms)
+		m.dataDir = filepath.Join(opts.Dir, m.id, "data")
+		m.trace = filepath.Join(opts.Dir, m.id+".trace")
+		m.log = filepath.Join(opts.Dir, m.id+".log")
+		if err := os.MkdirAll(m.dataDir, 0o755); err != nil {
+			return nil, err
+		}
+		c.members = append(c.members, m)
+		c.byID[m.id] = m
+		c.order = append(c.order, m.id)
+		targets[m.id] = m.raftAddr
 	}
-	for g, ms := range c.groups {
-		targets := map[string]string{}
-		var ids []string
-		for _, m := range ms {
-			targets[m.id] = m.raftAddr
-			ids = append(ids, m.id)
-		}
-		mesh, err := proxy.NewMesh(proxy.MeshOptions{Members: ids, Targets: targets, Identify: c.identify(g)})
-		if err != nil {
+	mesh, err := proxy.NewMesh(proxy.MeshOptions{Members: c.order, Targets: targets, Identify: c.identify})
+	if err != nil {
+		return nil, err
+	}
+	mesh.SetDelay(opts.Delay)
+	c.mesh = mesh
+	for _, m := range c.members {
+		if err := c.start(m, true); err != nil {
 			c.Shutdown()
 			return nil, err
 		}
-		c.meshes = append(c.meshes, mesh)
 	}
-	for _, id := range c.order {
-		if err := c.start(c.byID[id], true); err != nil {
+	if opts.Gateway {
+		if err := c.startGateway(); err != nil {
 			c.Shutdown()
 			return nil, err
 		}
@@ -131,29 +145,39 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 	return c, nil
 }
 
-// identify names the member of group g that opened a connection.
-func (c *Cluster) identify(g int) func(net.Addr) (string, bool) {
-	return func(remote net.Addr) (string, bool) {
-		pids := map[int]string{}
-		c.mu.Lock()
-		for _, m := range c.groups[g] {
-			if m.proc != nil {
-				pids[m.proc.pid()] = m.id
-			}
-		}
-		c.mu.Unlock()
-		return socketOwner(remote, pids)
+// memberID is the simulator's name of member i (1-based): s1n1.. for one
+// group's nodes, n1.. for sharded members.
+func memberID(shards, i int) string {
+	if shards > 1 {
+		return fmt.Sprintf("n%d", i)
 	}
+	return fmt.Sprintf("s1n%d", i)
+}
+
+// sharded reports whether members run several lock shards.
+func (c *Cluster) sharded() bool { return c.opts.Shards > 1 }
+
+// identify names the member that opened a connection.
+func (c *Cluster) identify(remote net.Addr) (string, bool) {
+	pids := map[int]string{}
+	c.mu.Lock()
+	for _, m := range c.members {
+		if m.proc != nil {
+			pids[m.proc.pid()] = m.id
+		}
+	}
+	c.mu.Unlock()
+	return socketOwner(remote, pids)
 }
 
 // args is m's command line: its own peer list names the proxies it
 // reaches the others through.
 func (c *Cluster) args(m *member, bootstrap bool) []string {
 	var peers []string
-	for _, o := range c.groups[m.group] {
+	for _, o := range c.members {
 		raft := o.raftAddr
 		if o != m {
-			raft = c.meshes[m.group].Addr(m.id, o.id)
+			raft = c.mesh.Addr(m.id, o.id)
 		}
 		peers = append(peers, fmt.Sprintf("%s=%s@%s", o.id, raft, o.httpAddr))
 	}
@@ -164,6 +188,9 @@ func (c *Cluster) args(m *member, bootstrap bool) []string {
 	}
 	if c.opts.Bug != "" {
 		a = append(a, "--fault-bug", c.opts.Bug)
+	}
+	if c.sharded() {
+		a = append(a, "--shards", fmt.Sprint(c.opts.Shards), "--spread-interval", spreadInterval.String())
 	}
 	return append(a, c.opts.Args...)
 }
@@ -179,8 +206,10 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	return nil
 }
 
-// Shutdown stops every member cleanly and closes the proxies.
+// Shutdown stops the gateway and every member cleanly and closes the
+// proxies.
 func (c *Cluster) Shutdown() {
+	c.stopGateway()
 	var wg sync.WaitGroup
 	for _, m := range c.byID {
 		c.mu.Lock()
@@ -193,58 +222,18 @@ func (c *Cluster) Shutdown() {
 		}
 	}
 	wg.Wait()
-	for _, mesh := range c.meshes {
-		_ = mesh.Close()
+	if c.mesh != nil {
+		_ = c.mesh.Close()
 	}
 }
 
 // Nodes implements nemesis.Cluster.
 func (c *Cluster) Nodes() []string { return slices.Clone(c.order) }
 
-// Leader implements nemesis.Cluster: the member of group 1 that says it
-// leads (the nemeses fault group 1, as in the simulator).
-func (c *Cluster) Leader() (string, bool) {
-	for _, m := range c.groups[0] {
-		if c.raftState(m) == "leader" {
-			return m.id, true
-		}
-	}
-	return "", false
-}
-
-// raftState asks m's /livez; "" when it does not answer.
-func (c *Cluster) raftState(m *member) string {
-	c.mu.Lock()
-	up := m.proc != nil && !m.paused
-	c.mu.Unlock()
-	if !up {
-		return ""
-	}
-	resp, err := c.api.Get("http://" + m.httpAddr + api.PathLive)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	var h api.Health
-	if json.NewDecoder(resp.Body).Decode(&h) != nil {
-		return ""
-	}
-	return strings.ToLower(h.RaftState)
-}
-
-// Cut implements nemesis.Cluster: each group's mesh severs the pairs
-// inside it (groups share no links).
+// Cut implements nemesis.Cluster.
 func (c *Cluster) Cut(pairs [][2]string) {
-	for g, mesh := range c.meshes {
-		var inside [][2]string
-		for _, p := range pairs {
-			a, b := c.byID[p[0]], c.byID[p[1]]
-			if a != nil && b != nil && a.group == g && b.group == g {
-				inside = append(inside, p)
-			}
-		}
-		mesh.Cut(inside)
-	}
+	c.mesh.Cut(pairs)
+	c.cutGateway(pairs)
 }
 
 // Crash implements nemesis.Cluster: kill -9.
@@ -293,7 +282,7 @@ func (c *Cluster) Restart(id string) error {
 	c.mu.Lock()
 	running := m.proc != nil
 	wiped := 0
-	for _, o := range c.groups[m.group] {
+	for _, o := range c.members {
 		if o.wiped {
 			wiped++
 		}
@@ -302,21 +291,22 @@ func (c *Cluster) Restart(id string) error {
 	if running {
 		return nil
 	}
-	if !m.wiped || wiped*2 <= len(c.groups[m.group]) {
+	if !m.wiped || wiped*2 <= len(c.members) {
 		bootstrap := !m.wiped
 		m.wiped = false
 		return c.start(m, bootstrap)
 	}
-	return c.rebuild(m.group)
+	return c.rebuild()
 }
 
-func (c *Cluster) rebuild(g int) error {
-	for _, o := range c.groups[g] {
+// rebuild re-forms the members from empty data dirs.
+func (c *Cluster) rebuild() error {
+	for _, o := range c.members {
 		if err := c.WipeDisk(o.id); err != nil {
 			return err
 		}
 	}
-	for _, o := range c.groups[g] {
+	for _, o := range c.members {
 		o.wiped = false
 		if err := c.start(o, true); err != nil {
 			return err
@@ -405,24 +395,20 @@ func (c *Cluster) PauseClient(client int, d time.Duration) { c.harness.PauseClie
 // Clients implements nemesis.Cluster.
 func (c *Cluster) Clients() int { return c.harness.Clients() }
 
-// GroupCount implements scenarios.Target.
-func (c *Cluster) GroupCount() int { return len(c.groups) }
+// GroupCount implements scenarios.Target: the lock shards.
+func (c *Cluster) GroupCount() int { return max(1, c.opts.Shards) }
 
-// GroupOf implements scenarios.Target with the simulator's placement.
+// GroupOf implements scenarios.Target with the simulator's placement:
+// core/placement on sharded members (group index s-1 for shard s).
 func (c *Cluster) GroupOf(resource string) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(resource))
-	return int(h.Sum32() % uint32(len(c.groups)))
+	if c.sharded() {
+		return int(placement.Of(resource, c.opts.Shards)) - 1
+	}
+	return 0
 }
 
-// Members implements scenarios.Target.
-func (c *Cluster) Members(g int) []string {
-	ids := make([]string, 0, len(c.groups[g]))
-	for _, m := range c.groups[g] {
-		ids = append(ids, m.id)
-	}
-	return ids
-}
+// Members implements scenarios.Target: every member serves every shard.
+func (c *Cluster) Members(int) []string { return slices.Clone(c.order) }
 
 // URL implements scenarios.Target.
 func (c *Cluster) URL(member string) string { return "http://" + c.byID[member].httpAddr }
@@ -447,22 +433,4 @@ func (c *Cluster) clearFaults() {
 			slog.Warn("realnet: restart", "node", id, "err", err)
 		}
 	}
-}
-
-// awaitLeaders waits until every group has a member that says it leads.
-func (c *Cluster) awaitLeaders(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for g := range c.groups {
-		for {
-			led := slices.ContainsFunc(c.groups[g], func(m *member) bool { return c.raftState(m) == "leader" })
-			if led {
-				break
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				return fmt.Errorf("group %d elected no leader within %s (logs in %s)", g+1, limit, c.opts.Dir)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	return nil
 }

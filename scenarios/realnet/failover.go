@@ -45,7 +45,7 @@ const failoverLimit = 20 * time.Second
 // grant after the heal.
 func MeasureFailover(ctx context.Context, opts FailoverOptions) (FailoverResult, error) {
 	var res FailoverResult
-	c, err := NewCluster(ClusterOptions{Bin: opts.Bin, Dir: opts.Dir, Groups: 1, Nodes: 3, Args: opts.LockdArgs})
+	c, err := NewCluster(ClusterOptions{Bin: opts.Bin, Dir: opts.Dir, Nodes: 3, Args: opts.LockdArgs})
 	if err != nil {
 		return res, err
 	}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,6 +92,40 @@ func snapshotArgs(s scenarios.Scenario) []string {
 		"--snapshot-interval", (time.Duration(interval) * time.Millisecond).String()}
 }
 
+// clusterOptions are the processes scenario s asks for: its members (sharded
+// when it has several groups), its gateway, its base link latency (the
+// proxies delay every member link by the network's latency; jitter, loss
+// and duplication are not made here).
+func clusterOptions(s scenarios.Scenario, opts Options, work string, rs scenarios.RunSeeds) ClusterOptions {
+	co := ClusterOptions{Bin: opts.Bin, Dir: work, Nodes: s.Nodes, Gateway: s.Gateway,
+		Delay: time.Duration(s.Network.LatencyMs * float64(time.Millisecond)),
+		Bug:   string(opts.Bug), Args: append(snapshotArgs(s), opts.LockdArgs...)}
+	if s.Groups > 1 {
+		co.Shards = s.Groups
+		if s.LeaderOf == "" {
+			co.LeaderOf = 1
+		}
+	}
+	if s.Gateway {
+		// The simulator draws the home among its cluster draws; here it has
+		// its own stream of the cluster seed.
+		co.GatewayHome = memberID(co.Shards, 1+rand.New(rand.NewPCG(rs.Cluster, 7)).IntN(s.Nodes))
+	}
+	return co
+}
+
+// world describes the processes in a run's parameters.
+func (c *Cluster) world() string {
+	w := fmt.Sprintf("realnet: %d lockd processes", len(c.members))
+	if c.sharded() {
+		w += fmt.Sprintf(" x %d lock shards + metadata group", c.opts.Shards)
+	}
+	if c.gw != nil {
+		w += ", a lockd gateway for every client (home " + c.gw.home + ")"
+	}
+	return w + fmt.Sprintf(", TCP proxies on loopback delaying %s", c.opts.Delay)
+}
+
 // Run executes one scenario with one seed on real processes.
 func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Outcome, error) {
 	if err := s.Validate(); err != nil {
@@ -107,8 +142,7 @@ func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Ou
 	}
 	rs := scenarios.DeriveSeeds(opts.Seed)
 	out := &scenarios.Outcome{Scenario: s.Name, Seed: opts.Seed, Bug: opts.Bug}
-	c, err := NewCluster(ClusterOptions{Bin: opts.Bin, Dir: work, Groups: s.Groups, Nodes: s.Nodes,
-		Bug: string(opts.Bug), Args: append(snapshotArgs(s), opts.LockdArgs...)})
+	c, err := NewCluster(clusterOptions(s, opts, work, rs))
 	if err != nil {
 		return nil, err
 	}
@@ -121,9 +155,10 @@ func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Ou
 	if err := c.awaitLeaders(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
+	c.awaitSpread(ctx, 15*time.Second)
 	out.Schedule = s.DrawSchedule(rs)
 	out.Params = append(scenarios.Params(s, scenarios.RunOptions{Seed: opts.Seed, Bug: opts.Bug}, out.Schedule, rs),
-		scenarios.Param{Name: "world", Value: "realnet: lockd processes, TCP proxies on loopback"},
+		scenarios.Param{Name: "world", Value: c.world()},
 		scenarios.Param{Name: "lockd_args", Value: strings.Join(c.opts.Args, " ")})
 
 	start := time.Now()
@@ -202,25 +237,39 @@ func feedTraces(c *Cluster, h *scenarios.Harness) error {
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].At < all[j].At })
 	for _, r := range all {
-		m := c.byID[r.Node]
-		if m == nil {
+		if c.byID[r.Node] == nil {
 			return fmt.Errorf("trace names unknown node %q", r.Node)
 		}
-		feed(h, m.group, r)
+		c.feed(h, r)
 	}
 	return nil
 }
 
-func feed(h *scenarios.Harness, group int, r faultctl.Record) {
+// replica is the recorder's name and group of the replica that wrote r,
+// as the simulator names them: a one-shard member is its node (group 0);
+// a sharded member's lock shard g is "<member>/g<g>" (group g), since log
+// indexes repeat across groups.
+func (c *Cluster) replica(node string, g uint64) (string, int) {
+	if !c.sharded() {
+		return node, 0
+	}
+	return fmt.Sprintf("%s/g%d", node, g), int(g)
+}
+
+func (c *Cluster) feed(h *scenarios.Harness, r faultctl.Record) {
+	name, group := c.replica(r.Node, r.Group)
 	switch r.Kind {
 	case faultctl.KindStart:
-		h.NodeStarted(r.Node)
+		for g := 1; g <= c.GroupCount(); g++ {
+			started, _ := c.replica(r.Node, uint64(g))
+			h.NodeStarted(started)
+		}
 	case faultctl.KindEvent:
-		h.Event(r.Node, checker.TraceEvent{Group: group, Index: r.Index, LogTime: r.LogTime, Kind: r.Event,
+		h.Event(name, checker.TraceEvent{Group: group, Index: r.Index, LogTime: r.LogTime, Kind: r.Event,
 			Resource: r.Resource, LeaseID: r.LeaseID, Client: r.Client, Mode: r.Mode, Token: r.Token, ExpiresAt: r.ExpiresAt,
 			Many: r.Many, ManySize: r.ManySize})
 	case faultctl.KindApply:
-		h.Applied(r.Node, group, r.Index, r.EntryHash, r.StateDigest, r.LogTime, time.Unix(0, r.At))
+		h.Applied(name, group, r.Index, r.EntryHash, r.StateDigest, r.LogTime, time.Unix(0, r.At))
 	case faultctl.KindWake:
 		var lease lock.LeaseID
 		if r.LeaseID != "" {
@@ -242,7 +291,11 @@ func (c *Cluster) describe() map[string]any {
 		m := c.byID[id]
 		members[id] = map[string]any{"raft": m.raftAddr, "http": m.httpAddr, "args": c.args(m, true)}
 	}
-	return map[string]any{"members": members, "unsupported_calls": c.unsupported}
+	d := map[string]any{"members": members, "unsupported_calls": c.unsupported, "link_delay": c.opts.Delay.String()}
+	if c.gw != nil {
+		d["gateway"] = map[string]any{"http": c.gw.httpAddr, "args": c.gatewayArgs()}
+	}
+	return d
 }
 
 // copyLogs keeps the members' logs and traces with a saved report.
