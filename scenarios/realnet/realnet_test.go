@@ -100,7 +100,9 @@ func TestShortShardedScenario(t *testing.T) {
 	if done["isolateLeader"] == "" || done["killLeader"] == "" {
 		t.Fatalf("faults performed %v, want isolateLeader and killLeader", faults)
 	}
-	var rn struct{ Realnet struct{ Gateway map[string]any } }
+	var rn struct {
+		Realnet struct{ Gateway map[string]any }
+	}
 	readJSON(t, filepath.Join(out.Dir, "realnet.json"), &rn.Realnet)
 	if rn.Realnet.Gateway == nil || out.Result.Stats.Ops == 0 {
 		t.Fatalf("no gateway (%v) or no operations (%d)", rn.Realnet.Gateway, out.Result.Stats.Ops)
