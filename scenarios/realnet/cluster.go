@@ -102,7 +102,7 @@ func freePort() (string, error) {
 // process with --bootstrap (and the gateway, if asked).
 func NewCluster(opts ClusterOptions) (*Cluster, error) {
 	c := &Cluster{opts: opts, byID: map[string]*member{}, unsupported: map[string]int{},
-		api: &http.Client{Timeout: 300 * time.Millisecond}}
+		api: &http.Client{Timeout: time.Second}}
 	targets := map[string]string{}
 	for i := range opts.Nodes {
 		m := &member{id: memberID(opts.Shards, i+1)}

@@ -20,7 +20,22 @@ import (
 // members group LeaderOf). Crashing or cutting it hits all of its groups,
 // as with any process; so a lock shard's leader counts only while it leads
 // no other lock shard, and the nemesis waits until leaders have spread.
+// Members are asked again for up to leaderPatience: on a loaded machine a
+// reply can miss the probe timeout, and a skipped fault is a weaker run.
 func (c *Cluster) Leader() (string, bool) {
+	deadline := time.Now().Add(leaderPatience)
+	for {
+		if id, ok := c.leader(); ok || time.Now().After(deadline) {
+			return id, ok
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// leaderPatience bounds how long Leader looks for the leader.
+const leaderPatience = 1500 * time.Millisecond
+
+func (c *Cluster) leader() (string, bool) {
 	for _, m := range c.members {
 		led, ok := c.led(m)
 		if !ok || !led[c.opts.LeaderOf] {
