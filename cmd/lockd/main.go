@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	_ "net/http/pprof" // served only with --pprof
 	"os"
@@ -155,6 +156,7 @@ type memberArgs struct {
 	id, raftAddr, httpAddr, dataDir, peers, logStore string
 	shards                                           int
 	spread                                           time.Duration
+	advertiseHTTP                                    string
 	bootstrap, raftLog                               bool
 	limits                                           limits
 	raft                                             raftArgs
@@ -170,6 +172,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	fs.StringVar(&a.dataDir, "data-dir", "", "directory for the Raft log and snapshots")
 	fs.StringVar(&a.peers, "peers", "", "all members: id=raftaddr[@httpaddr],... (members publish their HTTP address; @httpaddr is optional)")
 	fs.IntVar(&a.shards, "shards", 0, "lock shards (Raft groups) to bootstrap the cluster with; kept in the metadata group, so a restart needs no flag (default 1)")
+	fs.StringVar(&a.advertiseHTTP, "advertise-http", "", "HTTP API address to publish to the other members and routers, when they reach this member elsewhere than --http-addr (a proxy, NAT); default: the bound address")
 	fs.DurationVar(&a.spread, "spread-interval", 0, "how often a member checks it leads no more than its share of the lock shards, handing the rest over (0: 2s; negative: never)")
 	fs.BoolVar(&a.bootstrap, "bootstrap", false, "form the cluster from --peers if this member has no state (harmless on restart)")
 	fs.BoolVar(&a.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
@@ -212,10 +215,16 @@ func parseMember(args []string) (lockd.Options, error) {
 	if a.shards < 0 || a.shards > maxShards {
 		return lockd.Options{}, fmt.Errorf("--shards must be in 1..%d", maxShards)
 	}
+	if a.advertiseHTTP != "" {
+		if _, _, err := net.SplitHostPort(a.advertiseHTTP); err != nil {
+			return lockd.Options{}, fmt.Errorf("--advertise-http: %w", err)
+		}
+	}
 	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
 		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune, GRPCAddr: a.grpc.addr, SpreadInterval: a.spread,
+		AdvertiseHTTP: a.advertiseHTTP,
 	}
 	if err := applyFaults(&a.faults, &opts); err != nil {
 		return lockd.Options{}, err

@@ -41,6 +41,8 @@ func TestBadCommandLineExitsTwo(t *testing.T) {
 		{[]string{"dev", "--max-resources", "0"}, "MaxResources"},
 		{[]string{"dev", "--read-timeout", "0s"}, "read-timeout"},
 		{[]string{"dev", "extra"}, "unexpected argument"},
+		{[]string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170",
+			"--advertise-http", "nohost"}, "--advertise-http"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(tc.args, &stdout, &stderr)
@@ -85,5 +87,19 @@ func TestDevTakesTheLimitFlags(t *testing.T) {
 	if c.limits.lock.MaxResources != 9 || c.limits.lock.MaxWaitersPerQueue != 4 || c.limits.server.MaxInFlight != 8 ||
 		c.limits.lock.MaxWait != 30*time.Second || c.limits.server.MaxWait != 30*time.Second {
 		t.Fatalf("dev limits = %+v", c.limits)
+	}
+}
+
+// TestPlacementFlagsReachTheOptions: goal — the address a member publishes
+// and its leader-spread interval can be set from the command line. Method:
+// parse a member command line with both and read the lockd.Options.
+func TestPlacementFlagsReachTheOptions(t *testing.T) {
+	opts, err := parseMember([]string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d",
+		"--peers", "n1=127.0.0.1:7170", "--advertise-http", "127.0.0.1:9070", "--spread-interval", "500ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.AdvertiseHTTP != "127.0.0.1:9070" || opts.SpreadInterval != 500*time.Millisecond {
+		t.Fatalf("advertise %q, spread %s", opts.AdvertiseHTTP, opts.SpreadInterval)
 	}
 }

@@ -4,6 +4,7 @@
 package lockd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,11 @@ type Options struct {
 	ID       string
 	RaftAddr string
 	HTTPAddr string
-	DataDir  string
+	// AdvertiseHTTP is the API address published to the other members and
+	// to routers, when they must reach this member at another address than
+	// the one it listens on (a proxy, NAT); "" publishes the bound address.
+	AdvertiseHTTP string
+	DataDir       string
 	// Shards is the lock shard count to bootstrap the cluster with. Zero
 	// takes the count this member kept from an earlier start, else what
 	// the metadata group holds, else (bootstrapping) one shard.
@@ -143,7 +148,7 @@ func Start(opts Options) (*Member, error) {
 	}
 	front.tune(&tmpl)
 	h, err := shard.Start(shard.Config{
-		ID: opts.ID, Peers: opts.Peers, APIAddr: ln.Addr().String(), Shards: opts.Shards, Bootstrap: opts.Bootstrap,
+		ID: opts.ID, Peers: opts.Peers, APIAddr: cmp.Or(opts.AdvertiseHTTP, ln.Addr().String()), Shards: opts.Shards, Bootstrap: opts.Bootstrap,
 		Env: env, Node: tmpl, OnShards: func(n int) error { return keepShards(opts.DataDir, n) },
 		SpreadInterval: max(opts.SpreadInterval, 0), Logger: opts.Logger, Tune: opts.TuneShard,
 	})
