@@ -54,6 +54,7 @@ type options struct {
 	failover       int
 	out            string
 	tuned          string
+	hostCrash      bool
 }
 
 func main() {
@@ -77,6 +78,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.results, "results", realnet.DefaultResultsDir, "reports go to `dir`/<scenario>/<seed>[-<bug>]/")
 	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
 	fs.BoolVar(&o.partial, "partial", false, "run scenarios whose disk nemeses cannot act here, without those faults")
+	crash := fs.String("crash", "process", "what a crash is: process (kill -9, the host refuses connections) or host (kill -9 and the host drops off the network, as in the simulator)")
 	fs.StringVar(&o.lockdArgs, "lockd-args", "", "extra flags for every lockd, space separated")
 	fs.Int64Var(&o.durationMs, "duration-ms", 0, "override the scenarios' duration (0: the scenario's)")
 	fs.IntVar(&o.failover, "failover", 0, "measure failover over N leader kills (and N partition heals) instead")
@@ -86,6 +88,13 @@ func parseFlags(args []string) (options, error) {
 		return o, err
 	}
 	o.bug = node.Bug(*bug)
+	switch *crash {
+	case "process":
+	case "host":
+		o.hostCrash = true
+	default:
+		return o, fmt.Errorf("-crash %q: want process or host", *crash)
+	}
 	o.seedLo, o.seedHi = *seed, *seed
 	if *seeds != "" {
 		a, b, ok := strings.Cut(*seeds, "..")
@@ -165,11 +174,14 @@ func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bi
 	wall := time.Now()
 	out, err := realnet.Run(ctx, s, realnet.Options{
 		Seed: seed, Bug: o.bug, Bin: bin, ResultsDir: o.results, Persist: o.persist, Partial: o.partial,
-		LockdArgs: strings.Fields(o.lockdArgs),
+		LockdArgs: strings.Fields(o.lockdArgs), HostCrash: o.hostCrash,
 	})
 	replay := fmt.Sprintf("go run ./cmd/realnet -scenario %s -seed %d", s.Name, seed)
 	if o.bug != "" {
 		replay += " -bug " + string(o.bug)
+	}
+	if o.hostCrash {
+		replay += " -crash host"
 	}
 	if err != nil || out == nil {
 		fmt.Fprintf(w, "SEED=%d scenario=%s CRASH: %v\nreplay: %s\n\n", seed, s.Name, err, replay)

@@ -68,6 +68,9 @@ type ClusterOptions struct {
 	GatewayHome string
 	// Delay is every member link's one-way latency through its proxy.
 	Delay time.Duration
+	// HostCrash makes a crashed member's host vanish from the network
+	// instead of refusing connections (hostcrash.go).
+	HostCrash bool
 	// Bug is passed as --fault-bug (the binary needs lockstep_bugs).
 	Bug string
 	// Args are added to every member's command line: snapshot tuning,
@@ -79,9 +82,11 @@ type ClusterOptions struct {
 type member struct {
 	id                          string
 	raftAddr, httpAddr, control string
-	dataDir, trace, log         string
-	proc                        *process
-	paused, wiped               bool
+	// front is the API front proxy of a host-crash run, else nil.
+	front               *front
+	dataDir, trace, log string
+	proc                *process
+	paused, wiped       bool
 }
 
 // spreadInterval is the simulator's: leaders spread again between a
@@ -118,6 +123,12 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 		m.log = filepath.Join(opts.Dir, m.id+".log")
 		if err := os.MkdirAll(m.dataDir, 0o755); err != nil {
 			return nil, err
+		}
+		if opts.HostCrash {
+			if err := c.openFront(m); err != nil {
+				c.Shutdown()
+				return nil, err
+			}
 		}
 		c.members = append(c.members, m)
 		c.byID[m.id] = m
@@ -179,7 +190,7 @@ func (c *Cluster) args(m *member, bootstrap bool) []string {
 		if o != m {
 			raft = c.mesh.Addr(m.id, o.id)
 		}
-		peers = append(peers, fmt.Sprintf("%s=%s@%s", o.id, raft, o.httpAddr))
+		peers = append(peers, fmt.Sprintf("%s=%s@%s", o.id, raft, o.apiAddr()))
 	}
 	a := []string{"--id", m.id, "--raft-addr", m.raftAddr, "--http-addr", m.httpAddr, "--data-dir", m.dataDir,
 		"--peers", strings.Join(peers, ","), "--fault-trace", m.trace, "--fault-control", m.control}
@@ -188,6 +199,9 @@ func (c *Cluster) args(m *member, bootstrap bool) []string {
 	}
 	if c.opts.Bug != "" {
 		a = append(a, "--fault-bug", c.opts.Bug)
+	}
+	if m.front != nil {
+		a = append(a, "--advertise-http", m.front.addr)
 	}
 	if c.sharded() {
 		a = append(a, "--shards", fmt.Sprint(c.opts.Shards), "--spread-interval", spreadInterval.String())
@@ -203,6 +217,7 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	c.mu.Lock()
 	m.proc, m.paused = p, false
 	c.mu.Unlock()
+	m.hostDown(false)
 	return nil
 }
 
@@ -224,6 +239,9 @@ func (c *Cluster) Shutdown() {
 	wg.Wait()
 	if c.mesh != nil {
 		_ = c.mesh.Close()
+	}
+	for _, m := range c.members {
+		m.closeFront()
 	}
 }
 
@@ -247,6 +265,8 @@ func (c *Cluster) Crash(id string) error {
 	m.proc, m.paused = nil, false
 	c.mu.Unlock()
 	if p != nil {
+		// The host goes first, so no reset from the dying process gets out.
+		m.hostDown(true)
 		p.kill()
 	}
 	return nil
@@ -411,7 +431,7 @@ func (c *Cluster) GroupOf(resource string) int {
 func (c *Cluster) Members(int) []string { return slices.Clone(c.order) }
 
 // URL implements scenarios.Target.
-func (c *Cluster) URL(member string) string { return "http://" + c.byID[member].httpAddr }
+func (c *Cluster) URL(member string) string { return "http://" + c.byID[member].apiAddr() }
 
 // Transport implements scenarios.Target: real HTTP on loopback.
 func (c *Cluster) Transport(string) http.RoundTripper {

@@ -52,8 +52,8 @@ func (c *Cluster) GatewayURL() string {
 func (c *Cluster) gatewayArgs() []string {
 	var join, via []string
 	for _, m := range c.members {
-		join = append(join, m.httpAddr)
-		via = append(via, m.httpAddr+"="+c.gw.via[m.httpAddr])
+		join = append(join, m.apiAddr())
+		via = append(via, m.apiAddr()+"="+c.gw.via[m.apiAddr()])
 	}
 	return []string{"gateway", "--join", strings.Join(join, ","), "--http-addr", c.gw.httpAddr,
 		"--request-timeout", gatewayRequestTimeout.String(), "--refresh-interval", gatewayRefresh.String(),
@@ -71,12 +71,12 @@ func (c *Cluster) startGateway() error {
 	for _, m := range c.members {
 		l := proxy.NewLink(gatewayID + "->" + m.id)
 		l.SetDelay(c.opts.Delay)
-		px, err := proxy.Listen("127.0.0.1:0", m.httpAddr, func(net.Addr) *proxy.Link { return l })
+		px, err := proxy.Listen("127.0.0.1:0", m.apiAddr(), func(net.Addr) *proxy.Link { return l })
 		if err != nil {
 			return err
 		}
 		c.gw.proxies = append(c.gw.proxies, px)
-		c.gw.via[m.httpAddr], c.gw.links[m.id] = px.Addr(), l
+		c.gw.via[m.apiAddr()], c.gw.links[m.id] = px.Addr(), l
 	}
 	p, err := startProcess(c.opts.Bin, c.gatewayArgs(), c.gw.log)
 	if err != nil {

@@ -46,6 +46,9 @@ type Options struct {
 	// LockdArgs are added to every member's command line (Raft timeouts,
 	// and --shards once the node is sharded).
 	LockdArgs []string
+	// HostCrash makes a crash take the member's host off the network
+	// (as the simulator's crash does) instead of a kill -9 on a live host.
+	HostCrash bool
 	// Work keeps the members' data dirs, traces and logs here; "" uses a
 	// temp dir removed after the run.
 	Work string
@@ -97,7 +100,7 @@ func snapshotArgs(s scenarios.Scenario) []string {
 // proxies delay every member link by the network's latency; jitter, loss
 // and duplication are not made here).
 func clusterOptions(s scenarios.Scenario, opts Options, work string, rs scenarios.RunSeeds) ClusterOptions {
-	co := ClusterOptions{Bin: opts.Bin, Dir: work, Nodes: s.Nodes, Gateway: s.Gateway,
+	co := ClusterOptions{Bin: opts.Bin, Dir: work, Nodes: s.Nodes, Gateway: s.Gateway, HostCrash: opts.HostCrash,
 		Delay: time.Duration(s.Network.LatencyMs * float64(time.Millisecond)),
 		Bug:   string(opts.Bug), Args: append(snapshotArgs(s), opts.LockdArgs...)}
 	if s.Groups > 1 {
@@ -122,6 +125,9 @@ func (c *Cluster) world() string {
 	}
 	if c.gw != nil {
 		w += ", a lockd gateway for every client (home " + c.gw.home + ")"
+	}
+	if c.opts.HostCrash {
+		w += ", crashes take the host off the network"
 	}
 	return w + fmt.Sprintf(", TCP proxies on loopback delaying %s", c.opts.Delay)
 }
@@ -289,7 +295,7 @@ func (c *Cluster) describe() map[string]any {
 	members := map[string]any{}
 	for _, id := range c.order {
 		m := c.byID[id]
-		members[id] = map[string]any{"raft": m.raftAddr, "http": m.httpAddr, "args": c.args(m, true)}
+		members[id] = map[string]any{"raft": m.raftAddr, "http": m.httpAddr, "api": m.apiAddr(), "args": c.args(m, true)}
 	}
 	d := map[string]any{"members": members, "unsupported_calls": c.unsupported, "link_delay": c.opts.Delay.String()}
 	if c.gw != nil {
