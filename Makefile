@@ -113,10 +113,13 @@ mutate:
 # Every scenario that can run on real lockd processes over real TCP (proxy
 # mesh, kill -9, SIGSTOP, test clock; lockd built with lockstep_faults),
 # same checker and exit codes as make sim. Scenarios needing disk
-# failpoints are skipped with the reason. About 40 s per run on 2 cores.
+# failpoints run without those faults (-partial; REALNET_FLAGS= skips them);
+# sharded scenarios run lockd --shards N, gateway ones a lockd gateway.
+# About 20-60 s per run on 2 cores.
 REALNET_SEEDS ?= 1
+REALNET_FLAGS ?= -partial
 realnet:
-	$(GO) run ./cmd/realnet -all -seeds 1..$(REALNET_SEEDS)
+	$(GO) run ./cmd/realnet -all -seeds 1..$(REALNET_SEEDS) $(REALNET_FLAGS)
 
 # Failover on real TCP, default Raft timing and tuned: leader kill and
 # partition heal -> first grant, 20 rounds each (EXPERIMENTS.md).
