@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockstep/lockstep/nemesis/proxy"
@@ -36,6 +37,9 @@ type gateway struct {
 	via     map[string]string
 	links   map[string]*proxy.Link
 	proxies []*proxy.Proxy
+	// conns counts the connections the gateway opened to each member
+	// through its links: none would mean it bypassed them.
+	conns map[string]*atomic.Int64
 }
 
 var _ scenarios.Gatewayed = (*Cluster)(nil)
@@ -67,11 +71,13 @@ func (c *Cluster) startGateway() error {
 		return err
 	}
 	c.gw = &gateway{httpAddr: addr, log: filepath.Join(c.opts.Dir, "gw.log"), home: c.opts.GatewayHome,
-		via: map[string]string{}, links: map[string]*proxy.Link{}}
+		via: map[string]string{}, links: map[string]*proxy.Link{}, conns: map[string]*atomic.Int64{}}
 	for _, m := range c.members {
 		l := proxy.NewLink(gatewayID + "->" + m.id)
 		l.SetDelay(c.opts.Delay)
-		px, err := proxy.Listen("127.0.0.1:0", m.apiAddr(), func(net.Addr) *proxy.Link { return l })
+		n := new(atomic.Int64)
+		c.gw.conns[m.id] = n
+		px, err := proxy.Listen("127.0.0.1:0", m.apiAddr(), func(net.Addr) *proxy.Link { n.Add(1); return l })
 		if err != nil {
 			return err
 		}
@@ -142,4 +148,13 @@ func (c *Cluster) cutGateway(pairs [][2]string) {
 			l.Set(proxy.Pass)
 		}
 	}
+}
+
+// gatewayConns is how many connections the gateway opened to each member.
+func (c *Cluster) gatewayConns() map[string]int64 {
+	out := map[string]int64{}
+	for id, n := range c.gw.conns {
+		out[id] = n.Load()
+	}
+	return out
 }

@@ -299,7 +299,8 @@ func (c *Cluster) describe() map[string]any {
 	}
 	d := map[string]any{"members": members, "unsupported_calls": c.unsupported, "link_delay": c.opts.Delay.String()}
 	if c.gw != nil {
-		d["gateway"] = map[string]any{"http": c.gw.httpAddr, "args": c.gatewayArgs()}
+		d["gateway"] = map[string]any{"http": c.gw.httpAddr, "home": c.gw.home, "args": c.gatewayArgs(),
+			"conns_by_member": c.gatewayConns()}
 	}
 	return d
 }
