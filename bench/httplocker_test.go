@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/placement"
 )
 
 // TestHTTPLockerFollowsLeaderAndRetries points a client at a follower that
@@ -88,5 +90,53 @@ func TestHTTPLockerGivesUpWhenNoLeader(t *testing.T) {
 	_, err = l.Acquire(ctx, AcquireRequest{Key: "k", TTL: time.Second, Mode: api.Exclusive})
 	if !errors.Is(err, ErrUnavailable) || ErrorKind(err) != "unavailable" {
 		t.Fatalf("got %v, want ErrUnavailable", err)
+	}
+}
+
+// TestHTTPLockerRoutesToShardLeader: goal — the leader route sends each
+// request to the leader of its resource's shard, not to the metadata
+// group's leader (which forwarded every request whose shard it did not
+// lead). Method: a cluster reply naming member a as metadata leader and
+// shard 1's leader, member b as shard 2's; a member that gets a request
+// for a shard it does not lead answers 503 and counts a miss.
+func TestHTTPLockerRoutesToShardLeader(t *testing.T) {
+	var misses atomic.Int32
+	member := func(shard placement.Shard) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req api.AcquireRequest
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			if placement.Of(req.Resource, 2) != shard {
+				misses.Add(1)
+				writeAPIError(w, api.CodeInvalidArgument, "not this shard's leader")
+				return
+			}
+			writeJSON(w, api.AcquireResponse{Granted: true, LeaseID: "L", FencingToken: 1})
+		}))
+	}
+	a, b := member(1), member(2)
+	defer a.Close()
+	defer b.Close()
+	cluster := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, api.ClusterResponse{Leader: "a",
+			Nodes: []api.Node{{ID: "a", HTTPAddr: a.Listener.Addr().String()}, {ID: "b", HTTPAddr: b.Listener.Addr().String()}},
+			Shards: []api.Shard{{ID: 2, Leader: "b", LeaderHTTP: b.Listener.Addr().String()},
+				{ID: 1, Leader: "a", LeaderHTTP: a.Listener.Addr().String()}}})
+	}))
+	defer cluster.Close()
+	l, err := NewHTTPLocker(HTTPLockerOptions{URLs: []string{cluster.URL}, ClientID: "c1", Policy: api.FIFO})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range 40 {
+		key := fmt.Sprintf("key-%d", i)
+		if _, err := l.Acquire(ctx, AcquireRequest{Key: key, TTL: time.Second, Mode: api.Exclusive}); err != nil {
+			t.Fatalf("acquire %s: %v", key, err)
+		}
+	}
+	if n := misses.Load(); n != 0 {
+		t.Fatalf("%d of 40 requests went to a member that does not lead their shard", n)
 	}
 }
