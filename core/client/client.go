@@ -148,9 +148,11 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) ID() string { return c.clientID }
 
 // idleConnsPerNode is how many idle keep-alive connections the default
-// transport keeps per node. http.DefaultTransport keeps 2: a client shared
-// by more goroutines in flight closed every other connection after its
-// response and dialled a new one for the next request.
+// transport keeps per node. http.DefaultTransport keeps 2: when many
+// replies came back together (one commit answers a batch) to callers that
+// did some work before their next call, a shared client closed all but two
+// of those connections and dialled again (271 dials for 320 requests of 16
+// callers in TestSharedClientKeepsConnections, 16 with this).
 const idleConnsPerNode = 64
 
 func newTransport() *http.Transport {
