@@ -49,11 +49,7 @@ func TestHTTPLockerFollowsLeaderAndRetries(t *testing.T) {
 	}))
 	defer follower.Close()
 
-	l, err := NewHTTPLocker(HTTPLockerOptions{URLs: []string{follower.URL}, ClientID: "c1", Policy: api.Throughput})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := testLocker(t, follower.URL, api.Throughput)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	g, err := l.Acquire(ctx, AcquireRequest{Key: "k", TTL: 1500 * time.Millisecond, Wait: 20 * time.Millisecond, Mode: api.Exclusive})
@@ -80,14 +76,10 @@ func TestHTTPLockerGivesUpWhenNoLeader(t *testing.T) {
 		writeAPIError(w, api.CodeUnavailable, "no leader")
 	}))
 	defer srv.Close()
-	l, err := NewHTTPLocker(HTTPLockerOptions{URLs: []string{srv.URL}, ClientID: "c1", Policy: api.FIFO})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := testLocker(t, srv.URL, api.FIFO)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = l.Acquire(ctx, AcquireRequest{Key: "k", TTL: time.Second, Mode: api.Exclusive})
+	_, err := l.Acquire(ctx, AcquireRequest{Key: "k", TTL: time.Second, Mode: api.Exclusive})
 	if !errors.Is(err, ErrUnavailable) || ErrorKind(err) != "unavailable" {
 		t.Fatalf("got %v, want ErrUnavailable", err)
 	}
@@ -123,11 +115,7 @@ func TestHTTPLockerRoutesToShardLeader(t *testing.T) {
 				{ID: 1, Leader: "a", LeaderHTTP: a.Listener.Addr().String()}}})
 	}))
 	defer cluster.Close()
-	l, err := NewHTTPLocker(HTTPLockerOptions{URLs: []string{cluster.URL}, ClientID: "c1", Policy: api.FIFO})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := testLocker(t, cluster.URL, api.FIFO)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for i := range 40 {
@@ -139,4 +127,15 @@ func TestHTTPLockerRoutesToShardLeader(t *testing.T) {
 	if n := misses.Load(); n != 0 {
 		t.Fatalf("%d of 40 requests went to a member that does not lead their shard", n)
 	}
+}
+
+// testLocker is an HTTPLocker for url, closed when the test ends.
+func testLocker(t *testing.T, url string, policy api.Policy) *HTTPLocker {
+	t.Helper()
+	l, err := NewHTTPLocker(HTTPLockerOptions{URLs: []string{url}, ClientID: "c1", Policy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
 }
