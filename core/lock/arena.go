@@ -37,6 +37,8 @@ type resourceArena struct {
 	// shared[c] is set while chunk c also belongs to a frozen copy (see
 	// freeze): the chunk is copied before its first use afterwards.
 	shared []bool
+	// copied is where copyBack goes on: chunks below it are not shared.
+	copied int
 	next   uint32   // lowest slot never handed out
 	free   []uint32 // ids of freed slots (old generation), reused last in first out
 }
@@ -90,7 +92,20 @@ func (a *resourceArena) freeze() []*[arenaChunkLen]resource {
 	for i := range a.shared {
 		a.shared[i] = true
 	}
+	a.copied = 0
 	return slices.Clone(a.chunks)
+}
+
+// copyBack unshares up to n chunks, lowest first, and reports whether any
+// chunk may still be shared.
+func (a *resourceArena) copyBack(n int) bool {
+	for ; a.copied < len(a.chunks) && n > 0; a.copied++ {
+		if a.shared[a.copied] {
+			a.unshare(uint32(a.copied))
+			n--
+		}
+	}
+	return a.copied < len(a.chunks)
 }
 
 // at returns the record of id and panics unless id is live: its slot is

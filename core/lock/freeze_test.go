@@ -97,8 +97,19 @@ func manyChunkID(i int) LeaseID {
 // a new chunk. Method: 1,000 locks (4 chunks) with queues and shared
 // holders in different chunks, a freeze, then each edit; the freeze must
 // still encode the state it was taken at, and the live state must end as
-// a never-frozen twin given the same entries.
+// a never-frozen twin given the same entries; also with CopyBack (which a
+// snapshot's writer runs between applies) copying chunks back in steps of
+// 1, 3 and all of them.
 func TestFreezeAcrossChunks(t *testing.T) {
+	for _, copyBack := range []int{0, 1, 3, 100} {
+		t.Run(fmt.Sprintf("copyBack=%d", copyBack), func(t *testing.T) { freezeAcrossChunks(t, copyBack) })
+	}
+}
+
+// freezeAcrossChunks: with copyBack > 0, CopyBack(copyBack) runs after the
+// freeze and after every tenth edit, as a snapshot's writer would between
+// applies.
+func freezeAcrossChunks(t *testing.T, copyBack int) {
 	cfg := DefaultConfig()
 	var log []Command
 	add := func(c Command) { log = append(log, c) }
@@ -139,6 +150,9 @@ func TestFreezeAcrossChunks(t *testing.T) {
 		if i == before {
 			frozen = freezeNow(s)
 		}
+		if copyBack > 0 && i >= before && (i-before)%10 == 0 {
+			s.CopyBack(copyBack)
+		}
 		c.Mono = int64(i) * int64(time.Millisecond)
 		e := Entry{Index: uint64(i) + 1, Term: 1, Command: c}
 		res, _ := s.Apply(e)
@@ -148,6 +162,9 @@ func TestFreezeAcrossChunks(t *testing.T) {
 		if res.Code != OK {
 			t.Fatalf("entry %d (%v %s): %v", i+1, c.Op, c.Resource, res.Code)
 		}
+	}
+	if copyBack == 100 && s.CopyBack(1) {
+		t.Error("CopyBack still reports shared chunks after copying them all")
 	}
 	frozen.check(t, cfg, "after the edits")
 	if !bytes.Equal(s.Snapshot(), twin.Snapshot()) {
