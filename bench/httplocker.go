@@ -48,6 +48,10 @@ type HTTPLockerOptions struct {
 	// balancer in front of the members would (or, with one URL, through a
 	// gateway), instead of to the leader /cluster names.
 	Spread bool
+	// LeaderRefresh is how long discovered leaders are trusted before
+	// /cluster is asked again (default 1 s): members move shard leaders
+	// to spread them, and a moved leader still answers, by forwarding.
+	LeaderRefresh time.Duration
 }
 
 // HTTPLocker speaks the lockstep HTTP/JSON API (package api). It serves both
@@ -59,8 +63,9 @@ type HTTPLocker struct {
 
 	mu sync.Mutex
 	// leaders[i] is the base URL of the node believed to lead shard i+1
-	// ("" while unknown); nil = rediscover.
+	// ("" while unknown); nil = rediscover. found is when they were.
 	leaders []string
+	found   time.Time
 	next    int // rotation over opts.URLs for discovery
 }
 
@@ -78,6 +83,9 @@ func NewHTTPLocker(opts HTTPLockerOptions) (*HTTPLocker, error) {
 	}
 	if opts.MaxIdleConnsPerHost <= 0 {
 		opts.MaxIdleConnsPerHost = 16
+	}
+	if opts.LeaderRefresh <= 0 {
+		opts.LeaderRefresh = time.Second
 	}
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -237,18 +245,19 @@ func (l *HTTPLocker) target(ctx context.Context, resource string) string {
 func (l *HTTPLocker) leaderURL(ctx context.Context, resource string) string {
 	l.mu.Lock()
 	leaders := l.leaders
+	stale := leaders == nil || time.Since(l.found) >= l.opts.LeaderRefresh
 	start := l.next
-	if leaders == nil {
+	if stale {
 		l.next = (l.next + 1) % len(l.opts.URLs)
 	}
 	l.mu.Unlock()
 
-	for i := 0; leaders == nil && i < len(l.opts.URLs); i++ {
+	for i := 0; stale && i < len(l.opts.URLs); i++ {
 		if found, err := l.discover(ctx, l.opts.URLs[(start+i)%len(l.opts.URLs)]); err == nil && found != nil {
 			l.mu.Lock()
-			l.leaders = found
+			l.leaders, l.found = found, time.Now()
 			l.mu.Unlock()
-			leaders = found
+			leaders, stale = found, false
 		}
 	}
 	if len(leaders) == 0 {

@@ -139,3 +139,49 @@ func testLocker(t *testing.T, url string, policy api.Policy) *HTTPLocker {
 	t.Cleanup(func() { _ = l.Close() })
 	return l
 }
+
+// TestHTTPLockerFollowsMovedLeader: goal — the leader route notices a
+// shard leader that moved although the old one still answers (a member
+// forwards), instead of forwarding for the rest of a run. Method: /cluster
+// names member a, then b; with LeaderRefresh 1 ns every request asks
+// again, so the request after the move must reach b.
+func TestHTTPLockerFollowsMovedLeader(t *testing.T) {
+	var hits [2]atomic.Int32
+	member := func(i int) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			hits[i].Add(1)
+			writeJSON(w, api.AcquireResponse{Granted: true, LeaseID: "L", FencingToken: 1})
+		}))
+	}
+	a, b := member(0), member(1)
+	defer a.Close()
+	defer b.Close()
+	var moved atomic.Bool
+	cluster := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		leader := a
+		if moved.Load() {
+			leader = b
+		}
+		writeJSON(w, api.ClusterResponse{Leader: "x", Shards: []api.Shard{{ID: 1, Leader: "x", LeaderHTTP: leader.Listener.Addr().String()}}})
+	}))
+	defer cluster.Close()
+	l, err := NewHTTPLocker(HTTPLockerOptions{URLs: []string{cluster.URL}, ClientID: "c1", Policy: api.FIFO, LeaderRefresh: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	acquire := func() {
+		t.Helper()
+		if _, err := l.Acquire(ctx, AcquireRequest{Key: "k", TTL: time.Second, Mode: api.Exclusive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acquire()
+	moved.Store(true)
+	acquire()
+	if hits[0].Load() != 1 || hits[1].Load() != 1 {
+		t.Fatalf("requests reached a %d and b %d times, want once each", hits[0].Load(), hits[1].Load())
+	}
+}
