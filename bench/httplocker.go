@@ -12,11 +12,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/placement"
 )
 
 // HTTP client limits. A request never outlives its wait by more than
@@ -34,7 +36,8 @@ const (
 // HTTPLockerOptions configures an HTTPLocker.
 type HTTPLockerOptions struct {
 	// URLs of the nodes ("http://127.0.0.1:7070"); requests go to the
-	// leader named by GET /cluster on any of them.
+	// leader of the resource's shard named by GET /cluster on any of them
+	// (the metadata group's leader when the reply lists no shards).
 	URLs     []string
 	ClientID string
 	Policy   api.Policy
@@ -45,6 +48,10 @@ type HTTPLockerOptions struct {
 	// balancer in front of the members would (or, with one URL, through a
 	// gateway), instead of to the leader /cluster names.
 	Spread bool
+	// LeaderRefresh is how long discovered leaders are trusted before
+	// /cluster is asked again (default 1 s): members move shard leaders
+	// to spread them, and a moved leader still answers, by forwarding.
+	LeaderRefresh time.Duration
 }
 
 // HTTPLocker speaks the lockstep HTTP/JSON API (package api). It serves both
@@ -54,9 +61,12 @@ type HTTPLocker struct {
 	transport *http.Transport
 	client    *http.Client
 
-	mu     sync.Mutex
-	leader string // base URL of the node believed to lead; "" = rediscover
-	next   int    // rotation over opts.URLs for discovery
+	mu sync.Mutex
+	// leaders[i] is the base URL of the node believed to lead shard i+1
+	// ("" while unknown); nil = rediscover. found is when they were.
+	leaders []string
+	found   time.Time
+	next    int // rotation over opts.URLs for discovery
 }
 
 // NewHTTPLocker returns a client with its own connection pool.
@@ -73,6 +83,9 @@ func NewHTTPLocker(opts HTTPLockerOptions) (*HTTPLocker, error) {
 	}
 	if opts.MaxIdleConnsPerHost <= 0 {
 		opts.MaxIdleConnsPerHost = 16
+	}
+	if opts.LeaderRefresh <= 0 {
+		opts.LeaderRefresh = time.Second
 	}
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -109,7 +122,7 @@ func (l *HTTPLocker) Acquire(ctx context.Context, req AcquireRequest) (Grant, er
 	ctx, cancel := context.WithTimeout(ctx, req.Wait+requestSlack)
 	defer cancel()
 	var resp api.AcquireResponse
-	if err := l.call(ctx, api.PathAcquire, body, &resp); err != nil {
+	if err := l.call(ctx, api.PathAcquire, req.Key, body, &resp); err != nil {
 		return Grant{}, fmt.Errorf("acquire %s: %w", req.Key, err)
 	}
 	if !resp.Granted {
@@ -123,7 +136,7 @@ func (l *HTTPLocker) Release(ctx context.Context, g Grant) error {
 	ctx, cancel := context.WithTimeout(ctx, requestSlack)
 	defer cancel()
 	var resp api.ReleaseResponse
-	if err := l.call(ctx, api.PathRelease, api.ReleaseRequest{Resource: g.Key, LeaseID: g.Lease}, &resp); err != nil {
+	if err := l.call(ctx, api.PathRelease, g.Key, api.ReleaseRequest{Resource: g.Key, LeaseID: g.Lease}, &resp); err != nil {
 		return fmt.Errorf("release %s: %w", g.Key, err)
 	}
 	if !resp.Released {
@@ -138,9 +151,10 @@ func (l *HTTPLocker) Close() error {
 	return nil
 }
 
-// call POSTs in to the leader and decodes a 200 body into out, retrying on
-// 503 and on transport failures (the node may be down or not leading).
-func (l *HTTPLocker) call(ctx context.Context, path string, in, out any) error {
+// call POSTs in to resource's leader and decodes a 200 body into out,
+// retrying on 503 and on transport failures (the node may be down or not
+// leading).
+func (l *HTTPLocker) call(ctx context.Context, path, resource string, in, out any) error {
 	payload, err := json.Marshal(in)
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
@@ -148,7 +162,7 @@ func (l *HTTPLocker) call(ctx context.Context, path string, in, out any) error {
 	backoff := backoffMin
 	var last error
 	for range maxAttempts {
-		base := l.target(ctx)
+		base := l.target(ctx, resource)
 		last = l.post(ctx, base+path, payload, out)
 		if last == nil {
 			return nil
@@ -213,10 +227,10 @@ func classifyStatus(status int, code api.Code) error {
 }
 
 // target is where the next request goes: the next URL in turn when
-// spreading, else the leader.
-func (l *HTTPLocker) target(ctx context.Context) string {
+// spreading, else the leader of resource's shard.
+func (l *HTTPLocker) target(ctx context.Context, resource string) string {
 	if !l.opts.Spread {
-		return l.leaderURL(ctx)
+		return l.leaderURL(ctx, resource)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -225,61 +239,93 @@ func (l *HTTPLocker) target(ctx context.Context) string {
 	return base
 }
 
-// leaderURL returns the cached leader, discovering it if needed. When no
-// node names a leader it falls back to the next URL in rotation; the 503
-// retry loop then keeps looking.
-func (l *HTTPLocker) leaderURL(ctx context.Context) string {
+// leaderURL returns the cached leader of resource's shard, discovering the
+// leaders if needed. When no node names one it falls back to the next URL
+// in rotation; the 503 retry loop then keeps looking.
+func (l *HTTPLocker) leaderURL(ctx context.Context, resource string) string {
 	l.mu.Lock()
-	if l.leader != "" {
-		defer l.mu.Unlock()
-		return l.leader
-	}
+	leaders := l.leaders
+	stale := leaders == nil || time.Since(l.found) >= l.opts.LeaderRefresh
 	start := l.next
-	l.next = (l.next + 1) % len(l.opts.URLs)
+	if stale {
+		l.next = (l.next + 1) % len(l.opts.URLs)
+	}
 	l.mu.Unlock()
 
-	for i := range l.opts.URLs {
-		base := l.opts.URLs[(start+i)%len(l.opts.URLs)]
-		if leader, err := l.discover(ctx, base); err == nil && leader != "" {
+	for i := 0; stale && i < len(l.opts.URLs); i++ {
+		if found, err := l.discover(ctx, l.opts.URLs[(start+i)%len(l.opts.URLs)]); err == nil && found != nil {
 			l.mu.Lock()
-			l.leader = leader
+			l.leaders, l.found = found, time.Now()
 			l.mu.Unlock()
-			return leader
+			leaders, stale = found, false
 		}
+	}
+	if len(leaders) == 0 {
+		return l.opts.URLs[start]
+	}
+	if base := leaders[placement.Of(resource, len(leaders))-1]; base != "" {
+		return base
 	}
 	return l.opts.URLs[start]
 }
 
-// forgetLeader drops the cached leader if it is still base.
+// forgetLeader drops the cached leaders if base is one of them.
 func (l *HTTPLocker) forgetLeader(base string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.leader == base {
-		l.leader = ""
+	if slices.Contains(l.leaders, base) {
+		l.leaders = nil
 	}
 }
 
-// discover asks one node who leads and returns the leader's base URL.
-func (l *HTTPLocker) discover(ctx context.Context, base string) (string, error) {
+// discover asks one node who leads each shard and returns the leaders'
+// base URLs by shard (nil when nobody is known to lead).
+func (l *HTTPLocker) discover(ctx context.Context, base string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+api.PathCluster, nil)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrTransport, err)
+		return nil, fmt.Errorf("%w: %w", ErrTransport, err)
 	}
 	defer drainClose(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%w: cluster: HTTP %d", ErrUnavailable, resp.StatusCode)
+		return nil, fmt.Errorf("%w: cluster: HTTP %d", ErrUnavailable, resp.StatusCode)
 	}
 	var cr api.ClusterResponse
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBodyBytes)).Decode(&cr); err != nil {
-		return "", fmt.Errorf("%w: decode cluster: %w", ErrTransport, err)
+		return nil, fmt.Errorf("%w: decode cluster: %w", ErrTransport, err)
 	}
-	return leaderBaseURL(cr), nil
+	return shardLeaders(cr), nil
+}
+
+// shardLeaders lists the shards' leaders by shard id ("" for a shard with
+// none known). When the reply lists no shards (the bare server) or names no
+// shard leader, it is the one leader the reply names, which forwards; nil
+// when there is none.
+func shardLeaders(cr api.ClusterResponse) []string {
+	var meta []string
+	if leader := leaderBaseURL(cr); leader != "" {
+		meta = []string{leader}
+	}
+	leaders := make([]string, len(cr.Shards))
+	known := false
+	for _, s := range cr.Shards {
+		if s.ID < 1 || s.ID > len(leaders) {
+			return meta
+		}
+		if s.LeaderHTTP != "" {
+			leaders[s.ID-1] = normalizeBaseURL(s.LeaderHTTP)
+			known = true
+		}
+	}
+	if !known {
+		return meta
+	}
+	return leaders
 }
 
 // leaderBaseURL finds the leader's HTTP address in a cluster reply. The

@@ -73,7 +73,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.out, "out", "", "output dir (default results/bench/<UTC time>)")
 	fs.StringVar(&c.from, "from", "", "rewrite table and plots from an earlier results.json into -out, running nothing")
 	fs.BoolVar(&c.quiet, "quiet", false, "no per-second progress lines")
-	fs.StringVar(&route, "route", "leader", "lockstep: leader (every request to the member /cluster names) or spread (requests to the -addrs in turn, as behind a load balancer; one gateway URL sends all through it)")
+	fs.StringVar(&route, "route", "leader", "lockstep: leader (each request to its shard's leader as /cluster names it) or spread (requests to the -addrs in turn, as behind a load balancer; one gateway URL sends all through it)")
 	fs.BoolVar(&c.breakdown, "breakdown", false, "lockstep: report per-stage latency from the members' /metrics (scraped before and after each run)")
 	fs.StringVar(&metricsAddrs, "metrics-addrs", "", "comma list of member URLs to scrape for -breakdown (default -addrs; set it when -addrs is a gateway)")
 	if err := fs.Parse(args); err != nil {

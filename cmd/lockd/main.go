@@ -220,12 +220,16 @@ func parseMember(args []string) (lockd.Options, error) {
 			return lockd.Options{}, fmt.Errorf("--advertise-http: %w", err)
 		}
 	}
+	if err := a.raft.commitPath.check(); err != nil {
+		return lockd.Options{}, err
+	}
 	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
 		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune, GRPCAddr: a.grpc.addr, SpreadInterval: a.spread,
 		AdvertiseHTTP: a.advertiseHTTP,
 	}
+	a.raft.commitPath.member(&opts)
 	if err := applyFaults(&a.faults, &opts); err != nil {
 		return lockd.Options{}, err
 	}
@@ -256,6 +260,7 @@ type devConfig struct {
 	raftLog                            bool
 	limits                             limits
 	grpc                               grpcArgs
+	commitPath                         commitPathArgs
 }
 
 func devFlags(c *devConfig) *flag.FlagSet {
@@ -272,6 +277,7 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	fs.StringVar(&c.gatewayAddr, "gateway-addr", "127.0.0.1:7000", "also serve a gateway here (empty: none)")
 	c.limits.register(fs)
 	c.grpc.registerDev(fs)
+	c.commitPath.register(fs)
 	return fs
 }
 
@@ -281,6 +287,9 @@ func parseDev(args []string) (devConfig, error) {
 		return devConfig{}, err
 	}
 	if err := c.limits.check(); err != nil {
+		return devConfig{}, err
+	}
+	if err := c.commitPath.check(); err != nil {
 		return devConfig{}, err
 	}
 	if c.nodes < 1 || c.nodes > 9 {
@@ -328,11 +337,14 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 	}
 	defer stopAll()
 	for i, p := range peers {
-		m, err := lockd.Start(lockd.Options{
+		opts := lockd.Options{
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
 			Peers: peers, Bootstrap: true, Shards: c.shards, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
 			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore), GRPCAddr: c.grpc.devAddr(c.host, i),
-		})
+			Tune: c.commitPath.tune,
+		}
+		c.commitPath.member(&opts)
+		m, err := lockd.Start(opts)
 		if err != nil {
 			return err
 		}

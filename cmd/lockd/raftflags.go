@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"time"
 
+	"github.com/lockstep/lockstep/core/lockd"
 	"github.com/lockstep/lockstep/core/node"
 )
 
@@ -13,6 +15,41 @@ import (
 type raftArgs struct {
 	heartbeat, election, leaderLease, snapshotInterval time.Duration
 	snapshotThreshold, trailingLogs                    uint64
+	commitPath                                         commitPathArgs
+}
+
+// commitPathArgs are the Raft batching and replication knobs issue 16
+// measured one at a time (EXPERIMENTS.md, "Commit-path levers").
+type commitPathArgs struct {
+	maxAppendEntries, rpcsInFlight, logCache int
+	commitTimeout                            time.Duration
+	noBatchApply                             bool
+}
+
+func (a *commitPathArgs) register(fs *flag.FlagSet) {
+	fs.IntVar(&a.maxAppendEntries, "max-append-entries", 0, "Raft: most entries per AppendEntries and per leader log write, 1..1024 (0: node default 512)")
+	fs.DurationVar(&a.commitTimeout, "commit-timeout", 0, "Raft: idle time before the leader re-sends AppendEntries to carry the commit index (0: node default 5ms)")
+	fs.BoolVar(&a.noBatchApply, "no-batch-apply", false, "Raft: turn off BatchApplyCh (proposals then reach the leader loop one by one)")
+	fs.IntVar(&a.rpcsInFlight, "raft-rpcs-in-flight", 0, "Raft transport: AppendEntries in flight per follower; 1 turns pipelining off (0: raft's default 2)")
+	fs.IntVar(&a.logCache, "raft-log-cache", 0, "Raft: keep this many recent entries in a raft.LogCache in front of the log store (0: none)")
+}
+
+func (a *commitPathArgs) check() error {
+	switch {
+	case a.maxAppendEntries < 0 || a.maxAppendEntries > 1024:
+		return errors.New("--max-append-entries must be in 1..1024 (or 0 for the default)")
+	case a.commitTimeout != 0 && a.commitTimeout < time.Millisecond:
+		return errors.New("--commit-timeout must be at least 1ms")
+	case a.rpcsInFlight < 0 || a.logCache < 0:
+		return errors.New("--raft-rpcs-in-flight and --raft-log-cache must be >= 0")
+	}
+	return nil
+}
+
+// member copies the knobs that live outside node.Config (transport, log
+// store) into the member's options.
+func (a *commitPathArgs) member(o *lockd.Options) {
+	o.RaftRPCsInFlight, o.LogCache = a.rpcsInFlight, a.logCache
 }
 
 func (a *raftArgs) register(fs *flag.FlagSet) {
@@ -22,6 +59,7 @@ func (a *raftArgs) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.snapshotInterval, "snapshot-interval", 0, "Raft: how often to check whether to snapshot (0: node default)")
 	fs.Uint64Var(&a.snapshotThreshold, "snapshot-threshold", 0, "Raft: entries since the last snapshot that trigger one (0: node default)")
 	fs.Uint64Var(&a.trailingLogs, "trailing-logs", 0, "Raft: entries kept after a snapshot (0: node default)")
+	a.commitPath.register(fs)
 }
 
 // tune copies the flags that were given into the node's config.
@@ -41,4 +79,12 @@ func (a *raftArgs) tune(c *node.Config) {
 	if a.trailingLogs > 0 {
 		c.TrailingLogs = a.trailingLogs
 	}
+	a.commitPath.tune(c)
+}
+
+// tune copies the knobs into the node's config (zero keeps its defaults).
+func (a *commitPathArgs) tune(c *node.Config) {
+	c.MaxAppendEntries = a.maxAppendEntries
+	c.CommitTimeout = a.commitTimeout
+	c.NoBatchApply = a.noBatchApply
 }

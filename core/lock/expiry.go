@@ -3,14 +3,19 @@ package lock
 // expiryHeap orders resources with holders by their earliest lease expiry
 // (and those a multi request's queue entry keeps by its deadline, see
 // resource.due), so the leases due at log time T are found without a scan. It holds 4-byte
-// arena ids and is intrusive (each resource keeps its heap index) so it costs
-// about 4 bytes per resource. Ties break on the fencing token, which is
+// arena ids, and each record's place in it by slot, so it costs about 8
+// bytes per resource. The places are kept here rather than in the records so
+// that sifting writes no record: a record that a frozen snapshot shares is
+// then copied only when the lock itself changes (see resourceArena.freeze). Ties break on the fencing token, which is
 // unique, so the order is total and a replica restored from a snapshot
 // expires leases in the same order as one that replayed the log (tokens
 // handed to waiters depend on it).
 type expiryHeap struct {
 	arena *resourceArena
 	ids   []uint32
+	// pos[slot] is 1 + the heap index of the record in slot, 0 when it is
+	// not in the heap.
+	pos []int32
 }
 
 func newExpiryHeap(arena *resourceArena) expiryHeap {
@@ -22,9 +27,25 @@ func (h *expiryHeap) len() int { return len(h.ids) }
 // min returns the resource due first; the heap must not be empty.
 func (h *expiryHeap) min() *resource { return h.arena.at(h.ids[0]) }
 
+// indexOf returns r's index in the heap, -1 when it is not there.
+func (h *expiryHeap) indexOf(r *resource) int {
+	if s := int(slotOf(r.id)); s < len(h.pos) {
+		return int(h.pos[s]) - 1
+	}
+	return -1
+}
+
+func (h *expiryHeap) place(id uint32, i int) {
+	s := int(slotOf(id))
+	if s >= len(h.pos) {
+		h.pos = append(h.pos, make([]int32, s+1-len(h.pos))...)
+	}
+	h.pos[s] = int32(i + 1)
+}
+
 func (h *expiryHeap) less(i, j int) bool {
-	ai, ti := h.arena.at(h.ids[i]).due()
-	aj, tj := h.arena.at(h.ids[j]).due()
+	ai, ti := h.arena.peekAt(h.ids[i]).due()
+	aj, tj := h.arena.peekAt(h.ids[j]).due()
 	if ai != aj {
 		return ai < aj
 	}
@@ -33,18 +54,18 @@ func (h *expiryHeap) less(i, j int) bool {
 
 func (h *expiryHeap) swap(i, j int) {
 	h.ids[i], h.ids[j] = h.ids[j], h.ids[i]
-	h.arena.at(h.ids[i]).heapIndex = int32(i)
-	h.arena.at(h.ids[j]).heapIndex = int32(j)
+	h.place(h.ids[i], i)
+	h.place(h.ids[j], j)
 }
 
 func (h *expiryHeap) push(r *resource) {
-	r.heapIndex = int32(len(h.ids))
+	h.place(r.id, len(h.ids))
 	h.ids = append(h.ids, r.id)
 	h.up(len(h.ids) - 1)
 }
 
 func (h *expiryHeap) remove(r *resource) {
-	i := int(r.heapIndex)
+	i := h.indexOf(r)
 	if i < 0 || i >= len(h.ids) || h.ids[i] != r.id {
 		panic("lock: resource not at its heap index")
 	}
@@ -53,7 +74,7 @@ func (h *expiryHeap) remove(r *resource) {
 		h.swap(i, last)
 	}
 	h.ids = h.ids[:last]
-	r.heapIndex = -1
+	h.pos[slotOf(r.id)] = 0
 	if i != last {
 		h.fix(i)
 	}

@@ -92,7 +92,7 @@ func (x *nameIndex) move(n int) {
 	for ; n > 0 && x.old.live > 0 && x.next < len(x.old.slots); n-- {
 		if s := x.old.slots[x.next]; s != slotEmpty && s != slotTombstone {
 			id := s & x.old.mask()
-			x.cur.put(x.hash(x.arena.atSlot(id).name), id)
+			x.cur.put(x.hash(x.arena.peekSlot(id).name), id)
 			// A tombstone, not empty: later old slots' probe chains pass here.
 			x.old.slots[x.next] = slotTombstone
 			x.old.live--
@@ -160,8 +160,8 @@ func (t *probeTable) find(a *resourceArena, h uint64, name string) *resource {
 			return nil
 		}
 		if s != slotTombstone && s>>t.bits == tag {
-			if r := a.atSlot(s & mask); r.name == name {
-				return r
+			if slot := s & mask; a.peekSlot(slot).name == name {
+				return a.atSlot(slot)
 			}
 		}
 		i = (i + step + 1) & mask

@@ -99,7 +99,7 @@ func (s *State) settle(index uint64, r *resource) {
 // unheap takes r out of the expiry heap, if it is there, and reports
 // whether it was.
 func (s *State) unheap(r *resource) bool {
-	if r.heapIndex < 0 {
+	if s.expiry.indexOf(r) < 0 {
 		return false
 	}
 	s.expiry.remove(r)

@@ -236,6 +236,7 @@ func TestArenaUsesItsLastSlot(t *testing.T) {
 	a := newResourceArena()
 	a.next = slotMask
 	a.chunks = make([]*[arenaChunkLen]resource, slotMask>>arenaChunkShift)
+	a.shared = make([]bool, len(a.chunks))
 	if r := a.alloc("last"); slotOf(r.id) != slotMask {
 		t.Fatalf("last slot %d, want %d", slotOf(r.id), slotMask)
 	}

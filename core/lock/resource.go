@@ -74,12 +74,11 @@ func (w *waiter) hasAttempt(id LeaseID) bool {
 
 // resource is one lock. A resource exists only while it has holders; a
 // queue is never kept without a holder because a free lock grants its head.
-// Records live in a resourceArena (72 B each, no padding left).
+// Records live in a resourceArena (72 B each: 68 B and 4 B of padding).
 type resource struct {
-	name      string
-	first     holder
-	more      *resourceExtra
-	heapIndex int32
+	name  string
+	first holder
+	more  *resourceExtra
 	// id is the record's arena id; 0 marks a free record.
 	id uint32
 }
@@ -89,6 +88,16 @@ type resource struct {
 type resourceExtra struct {
 	shared []holder
 	queue  []waiter
+}
+
+// clone copies e deeply enough that edits of either copy leave the other
+// alone (a waiter's many request is never edited, so it is shared).
+func (e *resourceExtra) clone() *resourceExtra {
+	c := &resourceExtra{shared: slices.Clone(e.shared), queue: slices.Clone(e.queue)}
+	for i := range c.queue {
+		c.queue[i].attempts = slices.Clone(c.queue[i].attempts)
+	}
+	return c
 }
 
 func (r *resource) holderCount() int {

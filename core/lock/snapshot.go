@@ -31,23 +31,28 @@ const unclaimedFlag = 0x80
 // holders and waiters in order, dedupe entries in insertion order), so two
 // replicas with the same state produce the same bytes.
 func (s *State) Snapshot() []byte {
-	buf := s.appendCore(make([]byte, 0, 64+s.resources.len()*96))
-	buf = appendDedupe(buf, &s.dedupe)
-	return appendDedupe(buf, &s.settled)
+	v := s.view()
+	return v.encode()
+}
+
+func (v *snapshotView) encode() []byte {
+	buf := v.appendCore(make([]byte, 0, 64+v.resources*96))
+	buf = v.dedupe.append(buf)
+	return v.settled.append(buf)
 }
 
 // appendCore encodes everything but the dedupe tables.
-func (s *State) appendCore(buf []byte) []byte {
+func (v *snapshotView) appendCore(buf []byte) []byte {
 	buf = append(buf, snapshotMagic...)
-	buf = binary.AppendUvarint(buf, s.lastToken)
-	buf = binary.AppendUvarint(buf, s.lastIndex)
-	buf = binary.AppendUvarint(buf, s.expired)
-	buf = binary.AppendVarint(buf, s.clock.now)
-	buf = binary.AppendUvarint(buf, s.clock.term)
-	buf = binary.AppendVarint(buf, s.clock.mono)
+	buf = binary.AppendUvarint(buf, v.lastToken)
+	buf = binary.AppendUvarint(buf, v.lastIndex)
+	buf = binary.AppendUvarint(buf, v.expired)
+	buf = binary.AppendVarint(buf, v.clock.now)
+	buf = binary.AppendUvarint(buf, v.clock.term)
+	buf = binary.AppendVarint(buf, v.clock.mono)
 
-	sorted := make([]*resource, 0, s.resources.len())
-	for r := range s.resources.all() {
+	sorted := make([]*resource, 0, v.resources)
+	for r := range liveRecords(v.chunks) {
 		sorted = append(sorted, r)
 	}
 	slices.SortFunc(sorted, func(a, b *resource) int { return strings.Compare(a.name, b.name) })
@@ -60,7 +65,7 @@ func (s *State) appendCore(buf []byte) []byte {
 			h := r.holderAt(i)
 			buf = append(buf, h.id[:]...)
 			mode := byte(h.mode())
-			c, unclaimed := s.unclaimed[h.id]
+			c, unclaimed := v.unclaimed[h.id]
 			if unclaimed {
 				mode |= unclaimedFlag
 			}
@@ -68,7 +73,7 @@ func (s *State) appendCore(buf []byte) []byte {
 			buf = binary.AppendUvarint(buf, h.token)
 			buf = binary.AppendVarint(buf, h.expiresAt)
 			buf = binary.AppendUvarint(buf, uint64(h.ttlMs))
-			buf = appendString(buf, s.clients.name(h.client()))
+			buf = appendString(buf, v.clients[h.client()])
 			if unclaimed {
 				buf = appendAttempts(buf, c.attempts)
 			}
@@ -84,7 +89,7 @@ func (s *State) appendCore(buf []byte) []byte {
 			}
 			buf = binary.AppendVarint(buf, w.deadline)
 			buf = binary.AppendUvarint(buf, uint64(w.ttlMs))
-			buf = appendString(buf, s.clients.name(w.client))
+			buf = appendString(buf, v.clients[w.client])
 			buf = appendAttempts(buf, w.attempts)
 			if w.many != nil {
 				buf = append(buf, w.many.base[:]...)
@@ -101,7 +106,8 @@ func (s *State) appendCore(buf []byte) []byte {
 // far larger: their hashes are kept up to date as entries come and go.
 func (s *State) Digest() uint64 {
 	h := fnv.New64a()
-	_, _ = h.Write(s.appendCore(make([]byte, 0, 64+s.resources.len()*96)))
+	v := s.view()
+	_, _ = h.Write(v.appendCore(make([]byte, 0, 64+s.resources.len()*96)))
 	sum := h.Sum64()
 	for _, t := range []*dedupeTable{&s.dedupe, &s.settled} {
 		sum = sum*1099511628211 ^ t.sum
@@ -118,12 +124,11 @@ func dedupeEntryHash(key string, at int64, e dedupeEntry) uint64 {
 	return h.Sum64()
 }
 
-// appendDedupe encodes a dedupe-shaped table in insertion order.
-func appendDedupe(buf []byte, t *dedupeTable) []byte {
-	live := t.order[t.head:]
-	buf = binary.AppendUvarint(buf, uint64(len(live)))
-	for _, k := range live {
-		buf = appendDedupeEntry(buf, k.key, k.at, t.entries[k.key])
+// append encodes a dedupe-shaped table in insertion order.
+func (d dedupeView) append(buf []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(d.live)))
+	for _, k := range d.live {
+		buf = appendDedupeEntry(buf, k.key, k.at, d.entries[k.key])
 	}
 	return buf
 }

@@ -600,17 +600,17 @@ func (s *State) reindex(index uint64, r *resource) {
 		if len(q) != 0 {
 			panic("lock: queue left behind a free lock")
 		}
-		if r.heapIndex >= 0 {
+		if s.expiry.indexOf(r) >= 0 {
 			s.expiry.remove(r)
 		}
 		s.emit(index, EventFreed, r.name, Lease{}, false)
 		s.resources.remove(r) // zeroes the record, so it comes after emit
 		return
 	}
-	if r.heapIndex < 0 {
+	if i := s.expiry.indexOf(r); i < 0 {
 		s.expiry.push(r)
 	} else {
-		s.expiry.fix(int(r.heapIndex))
+		s.expiry.fix(i)
 	}
 }
 

@@ -46,7 +46,7 @@ func TestResourceTableMatchesMap(t *testing.T) {
 				switch {
 				case r == nil && rng.IntN(100) < pct:
 					r = tab.insert(name)
-					if r.name != name || r.heapIndex != -1 || r.id == 0 {
+					if r.name != name || r.id == 0 {
 						t.Fatalf("op %d: insert(%q) gave %+v", op, name, r)
 					}
 					want[name] = true

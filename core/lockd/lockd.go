@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/server"
@@ -63,6 +65,11 @@ type Options struct {
 	// GRPCAddr, when set, also serves the API over gRPC there
 	// (proto/lockstep/v1, core/grpcapi).
 	GRPCAddr string
+	// RaftRPCsInFlight is the Raft transports' MaxRPCsInFlight (0: raft's
+	// default, 2; 1 turns pipelining off). LogCache, when positive, puts a
+	// raft.LogCache of that many entries in front of each group's log store.
+	RaftRPCsInFlight int
+	LogCache         int
 }
 
 // Member is a running lockstep process member.
@@ -102,6 +109,7 @@ func Start(opts Options) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
+	members.rpcsInFlight = opts.RaftRPCsInFlight
 	ln, err := net.Listen("tcp", opts.HTTPAddr)
 	if err != nil {
 		_ = members.Close()
@@ -119,6 +127,14 @@ func Start(opts Options) (*Member, error) {
 		stores, err := OpenDiskStores(dir, opts.LogStore, opts.RaftLogs)
 		if err != nil {
 			return shard.Env{}, err
+		}
+		if opts.LogCache > 0 {
+			cache, err := raft.NewLogCache(opts.LogCache, stores.Log)
+			if err != nil {
+				_ = stores.Close()
+				return shard.Env{}, fmt.Errorf("log cache: %w", err)
+			}
+			stores.Log = cache
 		}
 		trans, err := members.transport(g)
 		if err != nil {

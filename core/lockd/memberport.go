@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/lockstep/lockstep/core/mux"
@@ -29,6 +30,8 @@ type memberPort struct {
 	mu       sync.Mutex
 	forwards []*http.Server
 	wg       sync.WaitGroup
+	// rpcsInFlight is the transports' MaxRPCsInFlight (0: raft's default, 2).
+	rpcsInFlight int
 }
 
 // raftPoolSize is how many pooled connections a Raft transport keeps per
@@ -62,7 +65,13 @@ func (p *memberPort) transport(g uint64) (*raft.NetworkTransport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return raft.NewNetworkTransport(&mux.StreamLayer{Route: route, Advertise: p.addr}, raftPoolSize, raftTimeout, p.logs), nil
+	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:          &mux.StreamLayer{Route: route, Advertise: p.addr},
+		MaxPool:         raftPoolSize,
+		Timeout:         raftTimeout,
+		MaxRPCsInFlight: p.rpcsInFlight,
+		Logger:          hclog.New(&hclog.LoggerOptions{Name: "raft-net", Output: p.logs, Level: hclog.DefaultLevel}),
+	}), nil
 }
 
 // forwarder sends group g's commands to its leader's member port.

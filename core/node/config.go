@@ -80,6 +80,12 @@ type Config struct {
 	UnreachableAfter time.Duration
 	SnapshotInterval time.Duration
 	TrailingLogs     uint64
+	// Raft's batching knobs, measured one at a time for issue 16 (see
+	// EXPERIMENTS.md, "Commit-path levers"); zero keeps lockstep's defaults.
+	MaxAppendEntries int
+	CommitTimeout    time.Duration
+	// NoBatchApply turns off raft's BatchApplyCh (on by default).
+	NoBatchApply bool
 	// NoLeaderAfter is how long a command may find no leader to take it
 	// before the caller is told the group is unavailable.
 	NoLeaderAfter time.Duration
@@ -145,6 +151,10 @@ func (c *Config) setDefaults() {
 	if c.TrailingLogs == 0 {
 		c.TrailingLogs = 10240
 	}
+	if c.MaxAppendEntries == 0 {
+		c.MaxAppendEntries = 512
+	}
+	def(&c.CommitTimeout, 5*time.Millisecond)
 }
 
 func (c *Config) validate() error {
@@ -179,14 +189,14 @@ func (c *Config) raftConfig() *raft.Config {
 	rc.HeartbeatTimeout = c.HeartbeatTimeout
 	rc.ElectionTimeout = c.ElectionTimeout
 	rc.LeaderLeaseTimeout = c.LeaderLeaseTimeout
-	rc.CommitTimeout = 5 * time.Millisecond
+	rc.CommitTimeout = c.CommitTimeout
 	rc.SnapshotThreshold = c.SnapshotThreshold
 	rc.SnapshotInterval = c.SnapshotInterval
 	rc.TrailingLogs = c.TrailingLogs
 	// Batching proposals is what makes fsync-per-write affordable: one disk
 	// flush commits every command that queued up behind the previous one.
-	rc.BatchApplyCh = true
-	rc.MaxAppendEntries = 512
+	rc.BatchApplyCh = !c.NoBatchApply
+	rc.MaxAppendEntries = c.MaxAppendEntries
 	rc.Logger = newHCLogger(c.ID, c.RaftLogs)
 	return rc
 }

@@ -120,7 +120,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.snapshots++
-	return snapshot(f.state.Snapshot()), nil
+	return snapshot{frozen: f.state.Freeze(), fsm: f}, nil
 }
 
 func (f *fsm) Restore(rc io.ReadCloser) error {
@@ -135,12 +135,28 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	return f.state.Restore(b)
 }
 
-// snapshot is an encoded state; encoding happens under the FSM lock, writing
-// happens later without it.
-type snapshot []byte
+// snapshot is a frozen state. Freezing under the FSM lock costs a pointer
+// per 256 locks; encoding it is left to Persist, which raft runs on its
+// snapshot goroutine while applies go on (16-22 ms per 100k leases when it
+// was done here).
+type snapshot struct {
+	frozen *lock.Frozen
+	fsm    *fsm
+}
+
+// copyBackStep is how many chunks Persist copies back per hold of the FSM
+// lock: a few hundred microseconds at most, so applies barely wait.
+const copyBackStep = 8
 
 func (s snapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s); err != nil {
+	// First give the live state its own chunks, in small steps, so applies
+	// do not pay for the copies themselves.
+	for more := true; more; {
+		s.fsm.mu.Lock()
+		more = s.fsm.state.CopyBack(copyBackStep)
+		s.fsm.mu.Unlock()
+	}
+	if _, err := sink.Write(s.frozen.Snapshot()); err != nil {
 		_ = sink.Cancel()
 		return fmt.Errorf("write snapshot: %w", err)
 	}
