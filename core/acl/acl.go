@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 )
 
@@ -61,22 +62,9 @@ type Token struct {
 	Rights     []Right  `json:"rights"`
 }
 
-// Quota limits one namespace (enforced per lock shard for the counts,
-// per member for the rate).
-type Quota struct {
-	Namespace string `json:"namespace"`
-	// MaxHeld bounds the namespace's leases, queued requests included;
-	// MaxQueued its queued requests. ClientMaxHeld and ClientMaxQueued
-	// bound one client_id's within the namespace. Zero is no limit.
-	MaxHeld         uint32 `json:"max_held,omitempty"`
-	MaxQueued       uint32 `json:"max_queued,omitempty"`
-	ClientMaxHeld   uint32 `json:"client_max_held,omitempty"`
-	ClientMaxQueued uint32 `json:"client_max_queued,omitempty"`
-	// AcquiresPerSec refills a token bucket of Burst acquires (default:
-	// one second's worth) on each member.
-	AcquiresPerSec float64 `json:"acquires_per_sec,omitempty"`
-	Burst          int     `json:"burst,omitempty"`
-}
+// Quota limits one namespace: the wire type, with the checks and the
+// state machine's part (Limits) attached.
+type Quota api.Quota
 
 // Limits is the part of q the state machine enforces.
 func (q Quota) Limits() lock.Quota {
