@@ -71,3 +71,9 @@ func authCode(err error) (api.Code, bool) {
 	}
 	return "", false
 }
+
+// Authorize checks the token in ctx (WithToken) for right on every
+// resource: front ends with calls of their own (a gRPC watch) use it.
+func (s *Server) Authorize(ctx context.Context, right acl.Right, resources ...string) error {
+	return s.authorize(ctx, right, resources...)
+}
