@@ -159,6 +159,7 @@ type memberArgs struct {
 	raft                                             raftArgs
 	faults                                           faultArgs
 	grpc                                             grpcArgs
+	acl                                              aclArgs
 }
 
 func memberFlags(a *memberArgs) *flag.FlagSet {
@@ -176,6 +177,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	a.raft.register(fs)
 	a.faults.register(fs)
 	a.grpc.registerMember(fs)
+	a.acl.register(fs)
 	return fs
 }
 
@@ -214,6 +216,7 @@ func parseMember(args []string) (lockd.Options, error) {
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
 		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune, GRPCAddr: a.grpc.addr,
+		ACLBootstrapToken: a.acl.bootstrapToken,
 	}
 	if err := applyFaults(&a.faults, &opts); err != nil {
 		return lockd.Options{}, err
@@ -245,6 +248,7 @@ type devConfig struct {
 	raftLog                            bool
 	limits                             limits
 	grpc                               grpcArgs
+	acl                                aclArgs
 }
 
 func devFlags(c *devConfig) *flag.FlagSet {
@@ -261,6 +265,7 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	fs.StringVar(&c.gatewayAddr, "gateway-addr", "127.0.0.1:7000", "also serve a gateway here (empty: none)")
 	c.limits.register(fs)
 	c.grpc.registerDev(fs)
+	c.acl.register(fs)
 	return fs
 }
 
@@ -321,6 +326,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
 			Peers: peers, Bootstrap: true, Shards: c.shards, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
 			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore), GRPCAddr: c.grpc.devAddr(c.host, i),
+			ACLBootstrapToken: c.acl.bootstrapToken,
 		})
 		if err != nil {
 			return err

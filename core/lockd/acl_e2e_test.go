@@ -19,6 +19,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/gateway"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
 	"github.com/lockstep/lockstep/core/node"
@@ -376,5 +377,47 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("waiter never answered")
+	}
+}
+
+// TestGatewayPassesTokens: goal — the gateway relays the Authorization
+// header, so the member that gets the request checks the caller's token:
+// no token 401, a's token on b:* 403, on a:* 200. Method: a gateway in
+// front of an ACL cluster.
+func TestGatewayPassesTokens(t *testing.T) {
+	c := startACLCluster(t)
+	const aSecret = "token-for-namespace-a"
+	c.createToken(aSecret, []string{"a"}, "acquire")
+	c.everywhere(rootSecret, "a:1", http.StatusOK)
+	for i := range c.members {
+		waitFor(t, func() bool {
+			_, code, _, _ := c.acquire(i, aSecret, "a:probe", fmt.Sprint(i), 0)
+			return code == http.StatusOK
+		})
+	}
+	cfg := gateway.DefaultConfig()
+	cfg.Join, cfg.HTTPAddr = []string{c.members[0].Addr(), c.members[1].Addr()}, "127.0.0.1:0"
+	g, err := gateway.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = g.Stop(ctx)
+	})
+	via := func(token, resource string) int {
+		code, _, _ := call(t, http.MethodPost, "http://"+g.Addr()+api.PathAcquire, token,
+			api.AcquireRequest{Resource: resource, ClientID: "gw", TTL: 60_000}, nil)
+		return code
+	}
+	if code := via("", "a:gw"); code != http.StatusUnauthorized {
+		t.Fatalf("no token through the gateway: %d", code)
+	}
+	if code := via(aSecret, "b:gw"); code != http.StatusForbidden {
+		t.Fatalf("a's token on b:gw through the gateway: %d", code)
+	}
+	if code := via(aSecret, "a:gw"); code != http.StatusOK {
+		t.Fatalf("a's token on a:gw through the gateway: %d", code)
 	}
 }
