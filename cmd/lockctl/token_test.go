@@ -1,17 +1,10 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"net"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
-	"github.com/lockstep/lockstep/core/node"
 )
 
 // Goal: --token (or $LOCKSTEP_TOKEN) reaches the server: on a member with
@@ -21,25 +14,12 @@ import (
 // started with an ACL bootstrap token.
 func TestTokenFlagAndEnv(t *testing.T) {
 	const secret = "lockctl-test-root-token"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raftAddr := ln.Addr().String()
-	_ = ln.Close()
-	m, err := lockd.Start(lockd.Options{ID: "n1", RaftAddr: raftAddr, HTTPAddr: "127.0.0.1:0",
-		DataDir: filepath.Join(t.TempDir(), "n1"), Peers: []node.Peer{{ID: "n1", RaftAddr: raftAddr}}, Bootstrap: true, Shards: 1,
-		Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler), SpreadInterval: -1, ACLBootstrapToken: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = m.Stop(ctx)
+	ep := startMemberWith(t, func(o *lockd.Options) { o.ACLBootstrapToken = secret })
+	// ACLs are on once the bootstrap is applied: no token is then refused.
+	waitUntil(t, func() bool {
+		code, _, _ := lockctl(t, "--endpoints", ep, "--token", "", "status", "job")
+		return code == exitFailed
 	})
-	waitUntil(t, func() bool { return m.Shard(1) != nil && m.Shard(1).IsLeader() && m.Host.Meta().ACL() != nil })
-	ep := "http://" + m.Addr()
 	t.Setenv(envToken, "")
 	if code, _, errOut := lockctl(t, "--endpoints", ep, "status", "job"); code != exitFailed || !strings.Contains(errOut, "unauthenticated") {
 		t.Fatalf("no token: exit %d %q", code, errOut)
