@@ -272,7 +272,7 @@ func (s *State) acquireMany(index uint64, cmd *Command) Result {
 		if tooMany {
 			return Result{Code: TooManyLocks, Blocked: missing}
 		}
-		if !s.usage.admitsAll(cmd.Quota, cmd.Resources, cmd.ClientID, true) {
+		if !s.admitsAll(cmd.Quota, cmd.Resources, cmd.ClientID, true) {
 			return Result{Code: QuotaExceeded}
 		}
 		return s.grantManyNow(index, cmd)
@@ -288,7 +288,7 @@ func (s *State) acquireMany(index uint64, cmd *Command) Result {
 	if tooMany {
 		return Result{Code: TooManyLocks, Blocked: missing}
 	}
-	if !s.usage.admitsAll(cmd.Quota, cmd.Resources, cmd.ClientID, false) {
+	if !s.admitsAll(cmd.Quota, cmd.Resources, cmd.ClientID, false) {
 		return Result{Code: QuotaExceeded}
 	}
 	return s.enqueueMany(index, cmd)

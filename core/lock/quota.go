@@ -46,11 +46,18 @@ type usage struct {
 }
 
 // usageTable keeps the counts Quota limits, moved by every grant, drop,
-// enqueue and dequeue (grant, dropHolder, pushWaiter, takeWaiter), so a
-// snapshot need not store them: restoring rebuilds them.
+// enqueue and dequeue (grant, dropHolder, pushWaiter, takeWaiter). A
+// state machine starts counting (from a recount of its table) at the
+// first acquire that carries a quota, so a cluster without quotas pays
+// nothing; nil means not counting. Snapshots do not store the counts: a
+// restored state counts again from the next quota it meets. Results never
+// depend on when counting started, only on the table.
 type usageTable map[usageKey]usage
 
 func (t usageTable) add(resource, client string, held, queued int) {
+	if t == nil {
+		return
+	}
 	ns := Namespace(resource)
 	for _, k := range [2]usageKey{{namespace: ns}, {namespace: ns, client: client}} {
 		u := t[k]
@@ -83,10 +90,11 @@ func fits(count uint32, n int, limit uint32) bool {
 
 // admitsAll is admits for the resources of one request, counted per
 // namespace (a multi request may span several).
-func (t usageTable) admitsAll(q Quota, resources []string, client string, held bool) bool {
+func (s *State) admitsAll(q Quota, resources []string, client string, held bool) bool {
 	if q.IsZero() {
 		return true
 	}
+	t := s.counted()
 	per := map[string]int{}
 	for _, name := range resources {
 		per[Namespace(name)]++
@@ -99,10 +107,33 @@ func (t usageTable) admitsAll(q Quota, resources []string, client string, held b
 	return true
 }
 
+// counted returns the usage table, counting the lock table first if
+// this state machine was not counting yet.
+func (s *State) counted() usageTable {
+	if s.usage == nil {
+		s.usage = s.recount()
+	}
+	return s.usage
+}
+
+// recount counts leases and queue entries from the lock table itself.
+func (s *State) recount() usageTable {
+	t := usageTable{}
+	for r := range s.resources.all() {
+		for i := 0; i < r.holderCount(); i++ {
+			t.add(r.name, s.clients.name(r.holderAt(i).client()), 1, 0)
+		}
+		for _, w := range r.queue() {
+			t.add(r.name, s.clients.name(w.client), 0, 1)
+		}
+	}
+	return t
+}
+
 // Usage reports the leases and queue entries of namespace ns, or with
 // client set of that client within it.
 func (s *State) Usage(ns, client string) (held, queued int) {
-	u := s.usage[usageKey{namespace: ns, client: client}]
+	u := s.counted()[usageKey{namespace: ns, client: client}]
 	return int(u.held), int(u.queued)
 }
 
@@ -114,12 +145,12 @@ func (s *State) admitsAcquire(r *resource, cmd *Command) bool {
 	if cmd.Quota.IsZero() {
 		return true
 	}
-	ns := Namespace(cmd.Resource)
+	t, ns := s.counted(), Namespace(cmd.Resource)
 	if r == nil || (r.compatible(cmd.Mode) && len(r.queue()) == 0) {
-		return s.usage.admits(cmd.Quota, ns, cmd.ClientID, 1, true)
+		return t.admits(cmd.Quota, ns, cmd.ClientID, 1, true)
 	}
 	if cmd.WaitMs == 0 || cmd.Policy == Throughput {
 		return true
 	}
-	return s.usage.admits(cmd.Quota, ns, cmd.ClientID, 1, false)
+	return t.admits(cmd.Quota, ns, cmd.ClientID, 1, false)
 }

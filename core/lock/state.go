@@ -46,7 +46,7 @@ type State struct {
 	// drop changed besides the one being settled (see settle).
 	dirty []*resource
 	// usage counts leases and queue entries per namespace and client, for
-	// the quotas acquires carry (quota.go).
+	// the quotas acquires carry (quota.go); nil until the first quota.
 	usage usageTable
 }
 
@@ -90,7 +90,6 @@ func New(cfg Config) (*State, error) {
 
 		queuedByHost: make(map[string]int),
 		unclaimed:    make(map[LeaseID]claim),
-		usage:        make(usageTable),
 	}, nil
 }
 
