@@ -236,6 +236,26 @@ func TestACLRefusesOtherNamespaces(t *testing.T) {
 		if _, err := g.Acquire(ctx, &lockstepv1.AcquireRequest{Resource: fmt.Sprintf("a:g%d", i), ClientId: "a", TtlMs: 60_000}); err != nil {
 			t.Fatalf("member %d: gRPC acquire in its own namespace: %v", i, err)
 		}
+		// Streams: the streaming acquire and KeepAlive run the same checks.
+		as, err := g.AcquireStream(ctx, &lockstepv1.AcquireRequest{Resource: "b:1", ClientId: "intruder", TtlMs: 1000, WaitMs: 5000})
+		if err == nil {
+			_, err = as.Recv()
+		}
+		if grpcCode(err) != codes.PermissionDenied {
+			t.Fatalf("member %d: gRPC streaming acquire of b:1: %v", i, err)
+		}
+		ka, err := g.KeepAlive(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ka.Send(&lockstepv1.KeepAliveRequest{Resource: "b:1", LeaseId: held.LeaseID, TtlMs: 5}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := ka.Recv()
+		if err != nil || api.Code(resp.GetError().GetCode()) != api.CodePermissionDenied {
+			t.Fatalf("member %d: KeepAlive of b:1: %v %v", i, resp, err)
+		}
+		_ = ka.CloseSend()
 	}
 	if after := c.status(2, "b:1"); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("refusals changed b:1:\n before %+v\n after  %+v", before, after)
