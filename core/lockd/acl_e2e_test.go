@@ -363,6 +363,16 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 	granted("h:{t}1", "x")
 	granted("h:{t}2", "y")
 	refused("namespace max_held", "h:{t}3", "z", 0)
+	var many api.AcquireManyResponse
+	before := c.status(0, "h:{t}4")
+	code, e, h := call(t, http.MethodPost, c.url(0)+api.PathAcquireMany, rootSecret,
+		api.AcquireManyRequest{Resources: []string{"h:{t}4", "h:{t}5"}, ClientID: "m", TTL: 60_000}, &many)
+	if code != http.StatusTooManyRequests || e.Code != api.CodeResourceExhausted || h.Get("Retry-After") == "" {
+		t.Fatalf("acquire_many past max_held: %d %+v", code, e)
+	}
+	if after := c.status(0, "h:{t}4"); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("refused acquire_many changed h:{t}4: %+v", after)
+	}
 
 	setQuota(api.Quota{Namespace: "q", MaxQueued: 1})
 	granted("q:1", "holder")
@@ -373,6 +383,12 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 	}()
 	waitFor(t, func() bool { return len(c.status(0, "q:1").Queue) == 1 })
 	refused("namespace max_queued", "q:1", "second-waiter", 20_000)
+
+	code, e, _ = call(t, http.MethodPost, c.url(0)+api.PathAcquireMany, rootSecret,
+		api.AcquireManyRequest{Resources: []string{"h:{t}6", "q:{t}6"}, ClientID: "m", TTL: 60_000}, &many)
+	if code != http.StatusBadRequest || e.Code != api.CodeInvalidArgument {
+		t.Fatalf("acquire_many over two namespaces with quotas: %d %+v", code, e)
+	}
 
 	setQuota(api.Quota{Namespace: "c", ClientMaxHeld: 1})
 	granted("c:{t}1", "greedy")
