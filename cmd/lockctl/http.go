@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -27,13 +28,18 @@ type globals struct {
 	endpoints []string
 	clientID  string
 	timeout   time.Duration
+	token     string
 }
+
+// envToken is where --token is read from when it is not given.
+const envToken = "LOCKSTEP_TOKEN"
 
 func (g *globals) register(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringSliceVar(&g.endpoints, "endpoints", defaultEndpoints, "lockstep HTTP endpoints (comma-separated); any member or a gateway")
 	f.StringVar(&g.clientID, "client-id", "", "client id to hold locks as (default: lockctl-<host>-<pid>)")
 	f.DurationVar(&g.timeout, "timeout", 10*time.Second, "time allowed per request (a waiting acquire adds its wait)")
+	f.StringVar(&g.token, "token", os.Getenv(envToken), "ACL bearer token sent with every request (default $"+envToken+")")
 }
 
 // endpointList normalises the endpoints to base URLs.
@@ -82,7 +88,7 @@ func call(ctx context.Context, g *globals, method, path string, body, out any, e
 	}
 	var last error
 	for _, base := range endpoints {
-		err := callOne(ctx, base+path, method, payload, out, g.timeout+extra)
+		err := callOne(ctx, base+path, method, g.token, payload, out, g.timeout+extra)
 		var ae *apiError
 		switch {
 		case err == nil:
@@ -97,7 +103,7 @@ func call(ctx context.Context, g *globals, method, path string, body, out any, e
 	return last
 }
 
-func callOne(ctx context.Context, url, method string, payload []byte, out any, timeout time.Duration) error {
+func callOne(ctx context.Context, url, method, token string, payload []byte, out any, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
@@ -110,6 +116,9 @@ func callOne(ctx context.Context, url, method string, payload []byte, out any, t
 	}
 	if payload != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -76,7 +76,7 @@ func runLock(cmd *cobra.Command, g *globals, a acquireFlags, killAfter time.Dura
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := client.New(client.Config{Endpoints: endpoints, ClientID: g.clientIDOrDefault(), Logger: logger})
+	c, err := client.New(client.Config{Endpoints: endpoints, ClientID: g.clientIDOrDefault(), Logger: logger, Token: g.token})
 	if err != nil {
 		return usageError("%w", err)
 	}

@@ -22,7 +22,10 @@ import (
 
 // startMember runs a one-member cluster on loopback and returns its HTTP
 // endpoint once it leads.
-func startMember(t *testing.T) string {
+func startMember(t *testing.T) string { return startMemberWith(t, nil) }
+
+// startMemberWith is startMember with options tune adjusts.
+func startMemberWith(t *testing.T, tune func(*lockd.Options)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -31,9 +34,13 @@ func startMember(t *testing.T) string {
 	raftAddr := ln.Addr().String()
 	_ = ln.Close()
 	peers := []node.Peer{{ID: "n1", RaftAddr: raftAddr}}
-	m, err := lockd.Start(lockd.Options{ID: "n1", RaftAddr: raftAddr, HTTPAddr: "127.0.0.1:0",
+	opts := lockd.Options{ID: "n1", RaftAddr: raftAddr, HTTPAddr: "127.0.0.1:0",
 		DataDir: filepath.Join(t.TempDir(), "n1"), Peers: peers, Bootstrap: true, Shards: 1,
-		Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler), SpreadInterval: -1})
+		Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler), SpreadInterval: -1}
+	if tune != nil {
+		tune(&opts)
+	}
+	m, err := lockd.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

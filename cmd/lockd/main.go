@@ -162,6 +162,7 @@ type memberArgs struct {
 	raft                                             raftArgs
 	faults                                           faultArgs
 	grpc                                             grpcArgs
+	acl                                              aclArgs
 }
 
 func memberFlags(a *memberArgs) *flag.FlagSet {
@@ -181,6 +182,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	a.raft.register(fs)
 	a.faults.register(fs)
 	a.grpc.registerMember(fs)
+	a.acl.register(fs)
 	return fs
 }
 
@@ -227,7 +229,7 @@ func parseMember(args []string) (lockd.Options, error) {
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
 		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune, GRPCAddr: a.grpc.addr, SpreadInterval: a.spread,
-		AdvertiseHTTP: a.advertiseHTTP,
+		AdvertiseHTTP: a.advertiseHTTP, ACLBootstrapToken: a.acl.bootstrapToken,
 	}
 	a.raft.commitPath.member(&opts)
 	if err := applyFaults(&a.faults, &opts); err != nil {
@@ -261,6 +263,7 @@ type devConfig struct {
 	limits                             limits
 	grpc                               grpcArgs
 	commitPath                         commitPathArgs
+	acl                                aclArgs
 }
 
 func devFlags(c *devConfig) *flag.FlagSet {
@@ -278,6 +281,7 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	c.limits.register(fs)
 	c.grpc.registerDev(fs)
 	c.commitPath.register(fs)
+	c.acl.register(fs)
 	return fs
 }
 
@@ -341,7 +345,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
 			Peers: peers, Bootstrap: true, Shards: c.shards, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
 			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore), GRPCAddr: c.grpc.devAddr(c.host, i),
-			Tune: c.commitPath.tune,
+			Tune: c.commitPath.tune, ACLBootstrapToken: c.acl.bootstrapToken,
 		}
 		c.commitPath.member(&opts)
 		m, err := lockd.Start(opts)

@@ -286,6 +286,12 @@ const (
 	// without "order":"canonical"; nothing changed.
 	CodeCrossShard Code = "cross_shard"
 	CodeInternal   Code = "internal"
+	// CodeUnauthenticated: ACLs are on and the request carries no known
+	// bearer token (401).
+	CodeUnauthenticated Code = "unauthenticated"
+	// CodePermissionDenied: the token lacks the right in the resource's
+	// namespace (403).
+	CodePermissionDenied Code = "permission_denied"
 )
 
 // HTTPStatus maps an error code to the status the server answers with.
@@ -293,6 +299,10 @@ func (c Code) HTTPStatus() int {
 	switch c {
 	case CodeInvalidArgument, CodeCrossShard:
 		return 400
+	case CodeUnauthenticated:
+		return 401
+	case CodePermissionDenied:
+		return 403
 	case CodeNotFound:
 		return 404
 	case CodeMethodNotAllowed:
@@ -327,3 +337,74 @@ const (
 	PathReady  = "/readyz"
 	PathHealth = "/healthz"
 )
+
+// Paths of the ACL administration API (an admin token's, except
+// PathForceRelease, which takes release_any in the resource's namespace).
+const (
+	// PathACLToken creates (or replaces) a token: POST Token, answered
+	// with the token and its secret, shown this once.
+	PathACLToken = "/acl/token"
+	// PathACLTokenDelete deletes a token: POST TokenDelete.
+	PathACLTokenDelete = "/acl/token/delete"
+	// PathACLTokens lists the tokens (never their secrets): GET.
+	PathACLTokens = "/acl/tokens"
+	// PathACLQuota sets a namespace's quota (all limits zero clears it):
+	// POST Quota.
+	PathACLQuota = "/acl/quota"
+	// PathACLQuotas lists the quotas: GET.
+	PathACLQuotas = "/acl/quotas"
+	// PathForceRelease releases every holder of a resource: POST
+	// ForceReleaseRequest.
+	PathForceRelease = "/acl/force_release"
+)
+
+// Token is a bearer token as the ACL API shows it. Rights are acquire
+// (acquire; release and renew by lease id), release_any, read and admin;
+// namespace "*" is every namespace.
+type Token struct {
+	ID         string   `json:"id,omitempty"`
+	Name       string   `json:"name,omitempty"`
+	Namespaces []string `json:"namespaces"`
+	Rights     []string `json:"rights"`
+	// Secret is sent to create a token with a chosen secret (else one is
+	// drawn) and answered once, on creation.
+	Secret string `json:"secret,omitempty"`
+}
+
+// TokenDelete names the token to delete.
+type TokenDelete struct {
+	ID string `json:"id"`
+}
+
+// TokenList is the reply of GET /acl/tokens.
+type TokenList struct {
+	Tokens []Token `json:"tokens"`
+}
+
+// Quota limits one namespace. The held and queued counts are exact per lock
+// shard (MaxHeld counts queued requests as the leases they wait for); the
+// rate is a token bucket on each member. Zero is no limit.
+type Quota struct {
+	Namespace       string  `json:"namespace"`
+	MaxHeld         uint32  `json:"max_held,omitempty"`
+	MaxQueued       uint32  `json:"max_queued,omitempty"`
+	ClientMaxHeld   uint32  `json:"client_max_held,omitempty"`
+	ClientMaxQueued uint32  `json:"client_max_queued,omitempty"`
+	AcquiresPerSec  float64 `json:"acquires_per_sec,omitempty"`
+	Burst           int     `json:"burst,omitempty"`
+}
+
+// QuotaList is the reply of GET /acl/quotas.
+type QuotaList struct {
+	Quotas []Quota `json:"quotas"`
+}
+
+// ForceReleaseRequest names the resource whose holders are released.
+type ForceReleaseRequest struct {
+	Resource string `json:"resource"`
+}
+
+// ForceReleaseResponse counts the leases released.
+type ForceReleaseResponse struct {
+	Released int `json:"released"`
+}

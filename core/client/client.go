@@ -73,6 +73,9 @@ type Config struct {
 	// never fetches the shard map (which runs in the background: tests in a
 	// synctest bubble cannot have it outlive them).
 	DisableShardRouting bool
+	// Token is the bearer token sent with every request (Authorization:
+	// Bearer), for clusters with ACLs on. Empty: none.
+	Token string
 	// Rand, when set, is the only source of the client's randomness (ids
 	// and retry jitter), so a simulation replays from its seed. Nil:
 	// crypto/rand ids and runtime jitter. The client serialises its use.
@@ -97,6 +100,8 @@ type Client struct {
 	// routes caches the shard map, to send requests to shard leaders.
 	routes  routes
 	routing bool
+	// token is Config.Token.
+	token string
 }
 
 // New validates cfg, applies defaults and returns a Client.
@@ -124,6 +129,7 @@ func New(cfg Config) (*Client, error) {
 		now:            cfg.Now,
 		log:            cfg.Logger,
 		routing:        !cfg.DisableShardRouting,
+		token:          cfg.Token,
 	}
 	if c.backoff.max < c.backoff.base {
 		return nil, fmt.Errorf("lockstep: BackoffMax %v below BackoffBase %v", c.backoff.max, c.backoff.base)

@@ -49,6 +49,9 @@ func (c *Client) roundTrip(ctx context.Context, endpoint string, req request, ou
 	if body != nil {
 		httpReq.Header.Set("Content-Type", "application/json")
 	}
+	if c.token != "" {
+		httpReq.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	resp, err := c.http.Do(httpReq)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", req.method, target, err)

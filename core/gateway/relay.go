@@ -32,11 +32,14 @@ const (
 
 // call is one client request as the gateway relays it.
 type call struct {
-	op       string
-	method   string
-	uri      string // path and query
-	body     []byte
-	ctype    string
+	op     string
+	method string
+	uri    string // path and query
+	body   []byte
+	ctype  string
+	// auth is the client's Authorization header, passed through: the
+	// member that receives the request checks the token.
+	auth     string
 	resource string // "" when the request names none: any member serves it
 	wait     time.Duration
 	// safe: applying it twice is harmless (a read, or an acquire with a
@@ -48,7 +51,8 @@ type call struct {
 // parseCall reads what routing needs from a request. A body a member would
 // refuse is still sent to one, so bad input gets a member's own answer.
 func parseCall(r *http.Request, body []byte) call {
-	c := call{op: "other", method: r.Method, uri: r.URL.RequestURI(), body: body, ctype: r.Header.Get("Content-Type")}
+	c := call{op: "other", method: r.Method, uri: r.URL.RequestURI(), body: body, ctype: r.Header.Get("Content-Type"),
+		auth: r.Header.Get("Authorization")}
 	read := r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch r.URL.Path {
 	case api.PathAcquire, api.PathRelease, api.PathRenew:
@@ -173,6 +177,9 @@ func (g *Gateway) attempt(ctx context.Context, addr string, c call) outcome {
 	}
 	if c.ctype != "" {
 		req.Header.Set("Content-Type", c.ctype)
+	}
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
 	}
 	resp, err := g.http.Do(req)
 	if err != nil {

@@ -38,6 +38,10 @@ func Code(c api.Code) codes.Code {
 		return codes.NotFound
 	case api.CodeMethodNotAllowed:
 		return codes.Unimplemented
+	case api.CodeUnauthenticated:
+		return codes.Unauthenticated
+	case api.CodePermissionDenied:
+		return codes.PermissionDenied
 	}
 	return codes.Internal
 }

@@ -28,10 +28,18 @@ func benchLeaseID(i uint64) LeaseID {
 
 // BenchmarkApplyAcquireRelease measures one uncontended acquire plus its
 // release (two log entries), the common path of every lock.
-func BenchmarkApplyAcquireRelease(b *testing.B) {
+func BenchmarkApplyAcquireRelease(b *testing.B) { benchAcquireRelease(b, Quota{}) }
+
+// BenchmarkApplyAcquireReleaseQuota is the same with a quota on every
+// acquire: the cost of counting usage and checking it.
+func BenchmarkApplyAcquireReleaseQuota(b *testing.B) {
+	benchAcquireRelease(b, Quota{Held: 1000, Queued: 100, ClientHeld: 10, ClientQueued: 10})
+}
+
+func benchAcquireRelease(b *testing.B, q Quota) {
 	s := mustNew(b, DefaultConfig())
-	acquire := Command{Op: OpAcquire, Resource: "orders/42", ClientID: benchClients[0], Mode: Exclusive, TTLMs: 30_000}
-	release := Command{Op: OpRelease, Resource: "orders/42"}
+	acquire := Command{Op: OpAcquire, Resource: "orders:42", ClientID: benchClients[0], Mode: Exclusive, TTLMs: 30_000, Quota: q}
+	release := Command{Op: OpRelease, Resource: acquire.Resource}
 	var index uint64
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

@@ -7,13 +7,19 @@ import (
 
 // commandVersion is the first byte of every encoded command, so the format
 // can change without misreading old logs. Version 1 lacked the fields after
-// RequestID, version 2 Resources; they still decode, with those zero.
-const commandVersion = 3
+// RequestID, version 2 Resources, version 3 Quota; they still decode, with
+// those zero. A command without a quota is still written as version 3, so
+// members that predate quotas read it.
+const commandVersion = 4
 
 // AppendCommand appends the binary form of cmd to buf. The format is
 // hand-written (no reflection) because it is on the hot path of every write.
 func AppendCommand(buf []byte, cmd *Command) []byte {
-	buf = append(buf, commandVersion, byte(cmd.Op), byte(cmd.Mode), byte(cmd.Policy))
+	version := byte(commandVersion)
+	if cmd.Quota.IsZero() {
+		version = 3
+	}
+	buf = append(buf, version, byte(cmd.Op), byte(cmd.Mode), byte(cmd.Policy))
 	buf = binary.AppendVarint(buf, cmd.Mono)
 	buf = binary.AppendVarint(buf, cmd.TTLMs)
 	buf = binary.AppendVarint(buf, cmd.WaitMs)
@@ -33,7 +39,14 @@ func AppendCommand(buf []byte, cmd *Command) []byte {
 		flags |= 1
 	}
 	buf = append(buf, flags)
-	return appendStrings(buf, cmd.Resources)
+	buf = appendStrings(buf, cmd.Resources)
+	if version < 4 {
+		return buf
+	}
+	for _, v := range [4]uint32{cmd.Quota.Held, cmd.Quota.Queued, cmd.Quota.ClientHeld, cmd.Quota.ClientQueued} {
+		buf = binary.AppendUvarint(buf, uint64(v))
+	}
+	return buf
 }
 
 // DecodeCommand parses what AppendCommand wrote.
@@ -66,6 +79,11 @@ func DecodeCommand(b []byte) (Command, error) {
 	}
 	if v >= 3 {
 		cmd.Resources = d.strings()
+	}
+	if v >= 4 {
+		for _, dst := range []*uint32{&cmd.Quota.Held, &cmd.Quota.Queued, &cmd.Quota.ClientHeld, &cmd.Quota.ClientQueued} {
+			*dst = d.uint32()
+		}
 	}
 	if d.err == nil && d.off != len(b) {
 		d.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b)-d.off)
@@ -128,6 +146,15 @@ func (d *decoder) uvarint() uint64 {
 	}
 	d.off += n
 	return v
+}
+
+// uint32 reads a uvarint that must fit in 32 bits.
+func (d *decoder) uint32() uint32 {
+	v := d.uvarint()
+	if d.err == nil && v > 1<<32-1 {
+		d.err = fmt.Errorf("%w: %d overflows 32 bits", ErrCorrupt, v)
+	}
+	return uint32(v)
 }
 
 func (d *decoder) bytes(dst []byte) {

@@ -34,6 +34,8 @@ func anyCommand() *rapid.Generator[Command] {
 			Incarnation: rapid.Uint64().Draw(t, "incarnation"),
 			Suspects:    rapid.SliceOfN(rapid.StringN(0, 4, -1), 0, 3).Draw(t, "suspects"),
 			CallerGone:  rapid.Bool().Draw(t, "callerGone"),
+			Quota: Quota{Held: rapid.Uint32().Draw(t, "qheld"), Queued: rapid.Uint32().Draw(t, "qqueued"),
+				ClientHeld: rapid.Uint32().Draw(t, "qcheld"), ClientQueued: rapid.Uint32().Draw(t, "qcqueued")},
 		}
 	})
 }

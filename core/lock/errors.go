@@ -24,6 +24,9 @@ const (
 	// that lease has since been released or has expired. Result.Lease
 	// describes the ended lease.
 	LeaseEnded
+	// QuotaExceeded: the acquire would take its namespace or client past
+	// the Quota it carries.
+	QuotaExceeded
 )
 
 func (c Code) String() string {
@@ -42,6 +45,8 @@ func (c Code) String() string {
 		return "request_id_reused"
 	case LeaseEnded:
 		return "lease_ended"
+	case QuotaExceeded:
+		return "quota_exceeded"
 	default:
 		return "unknown"
 	}

@@ -272,6 +272,9 @@ func (s *State) acquireMany(index uint64, cmd *Command) Result {
 		if tooMany {
 			return Result{Code: TooManyLocks, Blocked: missing}
 		}
+		if !s.admitsAll(cmd.Quota, cmd.Resources, cmd.ClientID, true) {
+			return Result{Code: QuotaExceeded}
+		}
 		return s.grantManyNow(index, cmd)
 	}
 	if cmd.WaitMs == 0 || cmd.Policy == Throughput {
@@ -284,6 +287,9 @@ func (s *State) acquireMany(index uint64, cmd *Command) Result {
 	}
 	if tooMany {
 		return Result{Code: TooManyLocks, Blocked: missing}
+	}
+	if !s.admitsAll(cmd.Quota, cmd.Resources, cmd.ClientID, false) {
+		return Result{Code: QuotaExceeded}
 	}
 	return s.enqueueMany(index, cmd)
 }

@@ -294,6 +294,7 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 		}
 		r.addHolder(h)
 		s.leases++
+		s.usage.add(r.name, s.clients.name(slot), 1, 0)
 	}
 	nq := d.count(20)
 	for j := 0; j < nq && d.err == nil; j++ {

@@ -45,6 +45,9 @@ type State struct {
 	// dirty lists the resources whose queues a multi request's grant or
 	// drop changed besides the one being settled (see settle).
 	dirty []*resource
+	// usage counts leases and queue entries per namespace and client, for
+	// the quotas acquires carry (quota.go); nil until the first quota.
+	usage usageTable
 }
 
 // logClock turns (term, leader monotonic reading) pairs into one
@@ -289,6 +292,9 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 		s.settle(index, r)
 		r = s.resources.find(cmd.Resource)
 	}
+	if !s.admitsAcquire(r, cmd) {
+		return Result{Code: QuotaExceeded}
+	}
 	if r == nil {
 		if s.resources.len() >= s.cfg.MaxResources {
 			return Result{Code: TooManyLocks}
@@ -337,6 +343,7 @@ func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode M
 	}
 	r.addHolder(h)
 	s.leases++
+	s.usage.add(r.name, s.clients.name(slot), 1, 0)
 	lease := s.leaseOf(&h)
 	ev := Event{Kind: EventGrant, Lease: lease}
 	if from != nil {
@@ -517,6 +524,7 @@ func (s *State) dropHolder(r *resource, i int) Lease {
 	h := r.holderAt(i)
 	lease := s.leaseOf(h)
 	delete(s.unclaimed, h.id)
+	s.usage.add(r.name, s.clients.name(h.client()), -1, 0)
 	s.clients.unref(h.client())
 	r.removeHolder(i)
 	s.leases--
@@ -527,6 +535,7 @@ func (s *State) dropHolder(r *resource, i int) Lease {
 func (s *State) pushWaiter(r *resource, w waiter) {
 	r.extra().queue = append(r.extra().queue, w)
 	s.waiters++
+	s.usage.add(r.name, s.clients.name(w.client), 0, 1)
 	for _, a := range w.attempts {
 		s.queuedByHost[a.host]++
 	}
@@ -538,6 +547,7 @@ func (s *State) takeWaiter(r *resource, i int) waiter {
 	w := r.queue()[i]
 	r.removeWaiter(i)
 	s.waiters--
+	s.usage.add(r.name, s.clients.name(w.client), 0, -1)
 	for _, a := range w.attempts {
 		s.unrefHost(a.host)
 	}

@@ -194,6 +194,9 @@ type Command struct {
 	// the request's lease id (see ManyLeaseID). Every other op leaves it
 	// empty.
 	Resources []string
+	// Quota, on an acquire, bounds its namespace's and client's usage
+	// (quota.go); the proposer stamps it from the configured quotas.
+	Quota Quota
 }
 
 // MaxManyResources is the most resources one OpAcquireMany may name.

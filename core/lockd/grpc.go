@@ -56,7 +56,7 @@ func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger
 	if f == nil {
 		return
 	}
-	f.srv = grpcapi.NewServer(grpcapi.New(api, h, f.changes))
+	f.srv = grpcapi.NewServer(grpcapi.New(api, h, f.changes), grpcAuth()...)
 	go func() {
 		defer close(f.done)
 		if err := f.srv.Serve(f.ln); err != nil {

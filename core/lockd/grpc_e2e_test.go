@@ -1,11 +1,8 @@
 package lockd_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -78,27 +75,8 @@ func startGRPCCluster(t *testing.T) *grpcCluster {
 // decoded into out on 200 and into the returned api.Error otherwise.
 func httpCall(t *testing.T, method, u string, body, out any) (int, api.Error) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, u, rd)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, u, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var e api.Error
-	if resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("decode %s: %v", raw, err)
-		}
-	} else if err := json.Unmarshal(raw, &e); err != nil {
-		t.Fatalf("decode error %s: %v", raw, err)
-	}
-	return resp.StatusCode, e
+	code, e, _ := call(t, method, u, "", body, out)
+	return code, e
 }
 
 // holderView is what both APIs say of a holder, in comparable form.

@@ -70,6 +70,10 @@ type Options struct {
 	// raft.LogCache of that many entries in front of each group's log store.
 	RaftRPCsInFlight int
 	LogCache         int
+	// ACLBootstrapToken, when set, turns ACLs on for the whole cluster
+	// with this secret as the first admin token (acl.go); harmless on
+	// restart and on every member.
+	ACLBootstrapToken string
 }
 
 // Member is a running lockstep process member.
@@ -91,6 +95,10 @@ func Start(opts Options) (*Member, error) {
 	}
 	if opts.SpreadInterval == 0 {
 		opts.SpreadInterval = 2 * time.Second
+	}
+	bootstrap, err := bootstrapToken(opts.ACLBootstrapToken)
+	if err != nil {
+		return nil, err
 	}
 	shards, err := keptShards(opts.DataDir)
 	if err != nil {
@@ -191,6 +199,9 @@ func Start(opts Options) (*Member, error) {
 		closed:  make(chan struct{}),
 	}
 	front.serve(srv, h, opts.Logger)
+	if bootstrap != nil {
+		bootstrapACL(h, *bootstrap, m.closed, opts.Logger)
+	}
 	go func() {
 		defer close(m.closed)
 		if err := m.HTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

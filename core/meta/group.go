@@ -228,6 +228,9 @@ func (g *Group) ForwardHandler() http.Handler {
 	})
 }
 
+// Snapshot snapshots the replica now (tests of restore, operators).
+func (g *Group) Snapshot() error { return g.raft.Snapshot().Error() }
+
 // Shutdown stops the replica.
 func (g *Group) Shutdown() error {
 	err := g.raft.Shutdown().Error()

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/lockstep/lockstep/core/acl"
 )
 
 // ErrShardsFixed refuses a different shard count once one is set:
@@ -35,6 +37,9 @@ type State struct {
 	Version uint64   `json:"version"`
 	Shards  int      `json:"shards"`
 	Members []Member `json:"members"` // sorted by ID
+	// ACL holds the tokens and quotas; nil while ACLs are off (acl.go).
+	// It is never edited in place, so clones share it.
+	ACL *acl.Policy `json:"acl,omitempty"`
 }
 
 // Op names a metadata command.
@@ -52,6 +57,7 @@ type Command struct {
 	Op     Op     `json:"op"`
 	Shards int    `json:"shards,omitempty"`
 	Member Member `json:"member,omitzero"`
+	ACLCommand
 }
 
 // Apply applies cmd; an error means nothing changed.
@@ -86,7 +92,7 @@ func (s *State) Apply(cmd Command) error {
 		s.Version++
 		return nil
 	}
-	return fmt.Errorf("meta: unknown op %q", cmd.Op)
+	return s.applyACL(cmd)
 }
 
 // Member returns the member with id.
@@ -115,6 +121,9 @@ func decode(b []byte) (State, error) {
 	}
 	if !slices.IsSortedFunc(s.Members, func(a, b Member) int { return cmp.Compare(a.ID, b.ID) }) {
 		return State{}, errors.New("meta: snapshot members out of order")
+	}
+	if err := s.ACL.Check(); err != nil {
+		return State{}, fmt.Errorf("meta: decode snapshot: %w", err)
 	}
 	return s, nil
 }

@@ -26,6 +26,9 @@ var (
 	// ErrRequestIDReused: an acquire's (client_id, request_id) first named a
 	// different request. Definite; nothing changed.
 	ErrRequestIDReused = errors.New("request_id was already used for a different request")
+	// ErrQuotaExceeded: the acquire would pass its namespace's or client's
+	// quota (lock.Quota). Definite; nothing changed.
+	ErrQuotaExceeded = errors.New("quota exceeded")
 	// ErrLeaseEnded matches a *LeaseEndedError.
 	ErrLeaseEnded = errors.New("the lease this request was granted has ended")
 )
@@ -61,6 +64,8 @@ func resultError(res lock.Result) error {
 		return ErrRequestIDReused
 	case lock.LeaseEnded:
 		return &LeaseEndedError{Lease: res.Lease}
+	case lock.QuotaExceeded:
+		return ErrQuotaExceeded
 	default:
 		return fmt.Errorf("unexpected result code %d", c)
 	}

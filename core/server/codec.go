@@ -250,6 +250,9 @@ func classify(err error) api.Error {
 }
 
 func classifyCode(err error) (api.Code, string) {
+	if code, ok := authCode(err); ok {
+		return code, err.Error()
+	}
 	switch {
 	case errors.Is(err, lock.ErrInvalid):
 		return api.CodeInvalidArgument, err.Error()
@@ -261,7 +264,8 @@ func classifyCode(err error) (api.Code, string) {
 		return api.CodeNotHolder, "lease is not held: it was released, expired, or never granted"
 	case errors.Is(err, node.ErrRequestIDReused):
 		return api.CodeRequestIDReused, "request_id was already used by this client_id for a different acquire (resource, mode, ttl or policy); nothing changed"
-	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks):
+	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks), errors.Is(err, node.ErrQuotaExceeded),
+		errors.Is(err, errRateLimited):
 		return api.CodeResourceExhausted, err.Error()
 	case errors.Is(err, node.ErrIndeterminate):
 		return api.CodeOutcomeUnknown, err.Error()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockstep/lockstep/core/acl"
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
@@ -35,6 +36,9 @@ func (s *Server) acquireMany(req *request) (any, error) {
 	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
+	if err := s.authorize(req.r.Context(), acl.RightAcquire, in.Resources...); err != nil {
+		return nil, err
+	}
 	cmd, err := manyCommand(&in)
 	if err != nil {
 		return nil, err
@@ -57,6 +61,9 @@ func (s *Server) acquireMany(req *request) (any, error) {
 		if err := p.node.CheckAcquireMany(part); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.admitAcquire(&cmd, in.Resources...); err != nil {
+		return nil, err
 	}
 	wait := time.Duration(in.Wait) * time.Millisecond
 	req.allowWait(wait)

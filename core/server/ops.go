@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockstep/lockstep/core/acl"
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
@@ -18,6 +19,9 @@ import (
 // Acquire is POST /lock/acquire. A wait that ends ungranted is an answer
 // (Granted false), not an error.
 func (s *Server) Acquire(ctx context.Context, in api.AcquireRequest) (api.AcquireResponse, error) {
+	if err := s.authorize(ctx, acl.RightAcquire, in.Resource); err != nil {
+		return api.AcquireResponse{}, err
+	}
 	mode, err := lock.ParseMode(string(in.Mode))
 	if err != nil {
 		return api.AcquireResponse{}, err
@@ -35,6 +39,9 @@ func (s *Server) Acquire(ctx context.Context, in api.AcquireRequest) (api.Acquir
 	cmd := lock.Command{
 		Resource: in.Resource, ClientID: in.ClientID, RequestID: in.RequestID,
 		Mode: mode, Policy: policy, TTLMs: in.TTL, WaitMs: in.Wait,
+	}
+	if err := s.admitAcquire(&cmd, in.Resource); err != nil {
+		return api.AcquireResponse{}, err
 	}
 	ctx, cancel := s.deadline(ctx, time.Duration(in.Wait)*time.Millisecond)
 	defer cancel()
@@ -61,6 +68,9 @@ func (s *Server) Acquire(ctx context.Context, in api.AcquireRequest) (api.Acquir
 
 // Release is POST /lock/release.
 func (s *Server) Release(ctx context.Context, in api.ReleaseRequest) (api.ReleaseResponse, error) {
+	if err := s.authorize(ctx, acl.RightAcquire, in.Resource); err != nil {
+		return api.ReleaseResponse{}, err
+	}
 	id, err := lock.ParseLeaseID(in.LeaseID)
 	if err != nil {
 		return api.ReleaseResponse{}, err
@@ -80,6 +90,9 @@ func (s *Server) Release(ctx context.Context, in api.ReleaseRequest) (api.Releas
 
 // Renew is POST /lock/renew.
 func (s *Server) Renew(ctx context.Context, in api.RenewRequest) (api.RenewResponse, error) {
+	if err := s.authorize(ctx, acl.RightAcquire, in.Resource); err != nil {
+		return api.RenewResponse{}, err
+	}
 	id, err := lock.ParseLeaseID(in.LeaseID)
 	if err != nil {
 		return api.RenewResponse{}, err
@@ -107,6 +120,9 @@ func (s *Server) Renew(ctx context.Context, in api.RenewRequest) (api.RenewRespo
 // Status is GET /lock/status: through the log, or with stale from this
 // member's state.
 func (s *Server) Status(ctx context.Context, resource string, stale bool) (api.StatusResponse, error) {
+	if err := s.authorize(ctx, acl.RightRead, resource); err != nil {
+		return api.StatusResponse{}, err
+	}
 	if resource == "" {
 		return api.StatusResponse{}, fmt.Errorf("%w: query parameter resource is required", lock.ErrInvalid)
 	}

@@ -100,6 +100,8 @@ type Server struct {
 	peers *http.Client
 	// inFlight holds one token per API request being served.
 	inFlight chan struct{}
+	// rates are the namespaces' acquire buckets (quota.go).
+	rates rates
 }
 
 // New builds the HTTP API for the member h. Each server has its own metrics
@@ -152,6 +154,7 @@ func New(h *shard.Host, cfg Config) *Server {
 	s.route(api.PathRenew, endpoint{method: http.MethodPost, op: "renew", limited: true, h: s.renew})
 	s.route(api.PathStatus, endpoint{method: http.MethodGet, op: "status", limited: true, params: []string{"resource", "stale"}, h: s.status})
 	s.route(api.PathCluster, endpoint{method: http.MethodGet, op: "cluster", limited: true, params: []string{"local"}, h: s.cluster})
+	s.routeACL()
 	s.route(api.PathLive, endpoint{method: http.MethodGet, op: "livez", h: s.live})
 	s.route(api.PathReady, endpoint{method: http.MethodGet, op: "readyz", h: s.ready})
 	s.route(api.PathHealth, endpoint{method: http.MethodGet, op: "healthz", h: s.ready})
@@ -185,7 +188,7 @@ func (s *Server) Handler() http.Handler {
 		// its wait once the body is read.
 		budget := s.cfg.RequestTimeout + s.cfg.WriteTimeout
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(budget))
-		s.mux.ServeHTTP(w, r)
+		s.mux.ServeHTTP(w, withBearer(r))
 	})
 }
 
@@ -268,6 +271,9 @@ func (s *Server) route(path string, e endpoint) {
 		if err != nil {
 			ae := classify(err)
 			result = string(ae.Code)
+			if ae.Code == api.CodeResourceExhausted && w.Header().Get("Retry-After") == "" {
+				w.Header().Set("Retry-After", retryAfter(err))
+			}
 			writeAPIError(w, ae)
 		} else if rep, ok := out.(reply); ok {
 			result = string(rep.code)

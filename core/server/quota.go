@@ -1,0 +1,115 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lockstep/lockstep/core/acl"
+	"github.com/lockstep/lockstep/core/lock"
+)
+
+// errRateLimited marks an acquire refused by its namespace's rate.
+var errRateLimited = errors.New("acquire rate limit")
+
+// rateLimitedError says when the namespace's bucket has a token again.
+type rateLimitedError struct {
+	namespace string
+	wait      time.Duration
+}
+
+func (e *rateLimitedError) Error() string {
+	return fmt.Sprintf("%v: namespace %q is over its acquires_per_sec on this member; retry in %s", errRateLimited, e.namespace, e.wait.Round(time.Millisecond))
+}
+
+func (e *rateLimitedError) Unwrap() error { return errRateLimited }
+
+// retryAfter is the Retry-After value (whole seconds, at least 1) of a
+// resource_exhausted error.
+func retryAfter(err error) string {
+	var rl *rateLimitedError
+	if errors.As(err, &rl) {
+		return strconv.Itoa(max(1, int(math.Ceil(rl.wait.Seconds()))))
+	}
+	return "1"
+}
+
+// admitAcquire checks an acquire of resources, authorized already, against
+// its namespaces' quotas before it is proposed: it spends one of each
+// namespace's acquires per second, and stamps the namespace's held and
+// queued limits into cmd for the state machine to enforce exactly.
+func (s *Server) admitAcquire(cmd *lock.Command, resources ...string) error {
+	p := s.policy()
+	if p == nil || len(p.Quotas) == 0 {
+		return nil
+	}
+	var quotas []acl.Quota
+	namespaces := map[string]bool{}
+	for _, r := range resources {
+		ns := lock.Namespace(r)
+		if namespaces[ns] {
+			continue
+		}
+		namespaces[ns] = true
+		if q, ok := p.Quota(ns); ok {
+			quotas = append(quotas, q)
+			if !q.Limits().IsZero() {
+				cmd.Quota = q.Limits()
+			}
+		}
+	}
+	if !cmd.Quota.IsZero() && len(namespaces) > 1 {
+		return fmt.Errorf("%w: an acquire_many may span namespaces only if none has held or queued quotas", lock.ErrInvalid)
+	}
+	for _, q := range quotas {
+		if err := s.rates.take(q, time.Now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rates are the acquire token buckets of this member, by namespace: a
+// leader-independent, per-member approximation (N members may together
+// admit up to N times the rate).
+type rates struct {
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	perSec, burst float64
+	tokens        float64
+	last          time.Time
+}
+
+// take spends one acquire of q's namespace, or says how long to wait.
+func (r *rates) take(q acl.Quota, now time.Time) error {
+	if q.AcquiresPerSec <= 0 {
+		return nil
+	}
+	burst := float64(q.Burst)
+	if burst <= 0 {
+		burst = max(1, math.Ceil(q.AcquiresPerSec))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.buckets == nil {
+		r.buckets = map[string]*bucket{}
+	}
+	b := r.buckets[q.Namespace]
+	if b == nil || b.perSec != q.AcquiresPerSec || b.burst != burst {
+		b = &bucket{perSec: q.AcquiresPerSec, burst: burst, tokens: burst, last: now}
+		r.buckets[q.Namespace] = b
+	}
+	b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.perSec)
+	b.last = now
+	if b.tokens < 1 {
+		return &rateLimitedError{namespace: q.Namespace, wait: time.Duration((1 - b.tokens) / b.perSec * float64(time.Second))}
+	}
+	b.tokens--
+	return nil
+}
