@@ -147,7 +147,9 @@ func TestWatchCompacted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := fresh.Next(bg, onResource("r"))
+		ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		defer cancel()
+		got, err := fresh.Next(ctx, onResource("r"))
 		if err != nil || len(got) != 1 || got[0].Events[0].Lease.Token != res.Lease.Token {
 			t.Fatalf("watch from now: %+v %v, want the grant of token %d", got, err, res.Lease.Token)
 		}

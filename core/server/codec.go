@@ -263,6 +263,10 @@ func classifyCode(err error) (api.Code, string) {
 		return api.CodeRequestIDReused, "request_id was already used by this client_id for a different acquire (resource, mode, ttl or policy); nothing changed"
 	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks):
 		return api.CodeResourceExhausted, err.Error()
+	case errors.Is(err, node.ErrCompacted):
+		return api.CodeCompacted, err.Error()
+	case errors.Is(err, node.ErrTooManyWatchers):
+		return api.CodeResourceExhausted, err.Error()
 	case errors.Is(err, node.ErrIndeterminate):
 		return api.CodeOutcomeUnknown, err.Error()
 	case errors.Is(err, node.ErrUnavailable), errors.Is(err, node.ErrShutdown), errors.Is(err, node.ErrNotLeader):

@@ -155,6 +155,7 @@ func New(h *shard.Host, cfg Config) *Server {
 	s.route(api.PathLive, endpoint{method: http.MethodGet, op: "livez", h: s.live})
 	s.route(api.PathReady, endpoint{method: http.MethodGet, op: "readyz", h: s.ready})
 	s.route(api.PathHealth, endpoint{method: http.MethodGet, op: "healthz", h: s.ready})
+	s.mux.HandleFunc(api.PathWatch, s.watchHTTP)
 	s.mux.Handle(api.PathMetrics, guard(api.PathMetrics, http.MethodGet, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.CodeNotFound, "no such endpoint: "+r.URL.Path)
