@@ -27,6 +27,7 @@ type globals struct {
 	endpoints []string
 	clientID  string
 	timeout   time.Duration
+	output    string
 }
 
 func (g *globals) register(root *cobra.Command) {

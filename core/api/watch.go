@@ -1,8 +1,10 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -74,3 +76,21 @@ func FormatWatchStart(start map[int]uint64) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// ParseWatchStart reads the start query parameter: SHARD:INDEX pairs,
+// comma-separated, shards from 1.
+func ParseWatchStart(v string) (map[int]uint64, error) {
+	out := make(map[int]uint64)
+	for _, part := range strings.Split(v, ",") {
+		sh, idx, ok := strings.Cut(part, ":")
+		shard, err1 := strconv.Atoi(sh)
+		index, err2 := strconv.ParseUint(idx, 10, 64)
+		if !ok || err1 != nil || err2 != nil || shard < 1 {
+			return nil, fmt.Errorf("start %q: %w", v, errWatchStart)
+		}
+		out[shard] = index
+	}
+	return out, nil
+}
+
+var errWatchStart = errors.New("want SHARD:INDEX[,SHARD:INDEX...]")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -223,15 +222,8 @@ func watchQuery(r *http.Request) (api.WatchRequest, error) {
 	}
 	in := api.WatchRequest{Resource: q.Get("resource"), Prefix: prefix}
 	if v := q.Get("start"); v != "" {
-		in.Start = make(map[int]uint64)
-		for _, part := range strings.Split(v, ",") {
-			sh, idx, ok := strings.Cut(part, ":")
-			shard, err1 := strconv.Atoi(sh)
-			index, err2 := strconv.ParseUint(idx, 10, 64)
-			if !ok || err1 != nil || err2 != nil || shard < 1 {
-				return api.WatchRequest{}, fmt.Errorf("%w: start %q: want SHARD:INDEX[,SHARD:INDEX...]", lock.ErrInvalid, v)
-			}
-			in.Start[shard] = index
+		if in.Start, err = api.ParseWatchStart(v); err != nil {
+			return api.WatchRequest{}, fmt.Errorf("%w: %w", lock.ErrInvalid, err)
 		}
 	}
 	return in, nil
