@@ -15,7 +15,8 @@ import (
 // Goal: watch prints a resource's events, one JSON line each with its
 // shard and index, in log order, and gets past a dead endpoint by
 // resuming on the next. Method: a one-member cluster; two clients take
-// and release "job" in turn, then watch resumes from shard 1's first
+// and release "job" in turn (another resource taken after each), then
+// watch resumes from shard 1's first
 // index, a dead endpoint listed first, for four events; a table
 // rendering must show them too.
 func TestWatchPrintsEvents(t *testing.T) {
@@ -31,9 +32,10 @@ func TestWatchPrintsEvents(t *testing.T) {
 		if code, _, _ := lockctl(t, "--endpoints", ep, "release", "job", got.LeaseID); code != exitOK {
 			t.Fatalf("release: exit %d", code)
 		}
-	}
-	if code, _, _ := lockctl(t, "--endpoints", ep, "--client-id", "C", "acquire", "other", "--ttl", "30s"); code != exitOK {
-		t.Fatalf("acquire other: exit %d", code)
+		// Another resource's events in between must not show.
+		if code, _, _ := lockctl(t, "--endpoints", ep, "--client-id", "C", "acquire", "other-"+client, "--ttl", "30s"); code != exitOK {
+			t.Fatalf("acquire other: exit %d", code)
+		}
 	}
 	code, out, errOut := lockctl(t, "--endpoints", "127.0.0.1:1,"+ep, "watch", "job", "--start", "1:1", "--count", "4")
 	if code != exitOK || !strings.Contains(errOut, "resuming") {

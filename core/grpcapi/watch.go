@@ -34,10 +34,12 @@ func (s *Service) Watch(in *lockstepv1.WatchRequest, stream lockstepv1.Lock_Watc
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && stream.Context().Err() == nil {
 		return toStatus(err)
 	}
-	return ctxErr(stream.Context())
+	// The caller left, or the member ends its watches (it is stopping):
+	// a clean end, after which a watcher resumes elsewhere.
+	return nil
 }
 
 func watchResponse(m api.WatchMessage) *lockstepv1.WatchResponse {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -212,5 +213,45 @@ func TestWatchResumeTooOldIsCompacted(t *testing.T) {
 	code, e := httpCall(t, http.MethodGet, "http://"+c.members[0].Addr()+api.PathWatch+"?"+q.Encode(), nil, nil)
 	if code != http.StatusGone || e.Code != api.CodeCompacted {
 		t.Fatalf("HTTP resume from %d: %d %+v, want 410 compacted", start, code, e)
+	}
+}
+
+// Goal: a member stopping ends its watches cleanly instead of waiting on
+// them (a watch never goes idle, and graceful stops wait for idle): the
+// watchers see their streams end and can resume elsewhere. Method: a gRPC
+// and an HTTP watch open on member 3, then Stop with a 20 s budget: it
+// must return no error (a stop that waited out its budget returns one),
+// the gRPC stream must end with EOF, and the HTTP body must end.
+func TestStopEndsWatches(t *testing.T) {
+	c := startGRPCCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stream, err := c.clients[2].Watch(ctx, &lockstepv1.WatchRequest{Resource: "job"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		t.Fatalf("gRPC header: %v", err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.members[2].Addr()+api.PathWatch+"?resource=job", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("HTTP watch: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	if !lines.Scan() {
+		t.Fatalf("HTTP header: %v", lines.Err())
+	}
+	sctx, scancel := context.WithTimeout(ctx, 20*time.Second)
+	defer scancel()
+	if err := c.members[2].Stop(sctx); err != nil {
+		t.Fatalf("stop with open watches: %v", err)
+	}
+	if _, err := stream.Recv(); err != io.EOF {
+		t.Fatalf("gRPC watch after stop: %v, want EOF", err)
+	}
+	for lines.Scan() {
+		t.Fatalf("HTTP watch line after stop: %q", lines.Text())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,6 +101,9 @@ type Server struct {
 	peers *http.Client
 	// inFlight holds one token per API request being served.
 	inFlight chan struct{}
+	// watchesEnd is closed by EndWatches (watch.go).
+	watchesEnd chan struct{}
+	endOnce    sync.Once
 }
 
 // New builds the HTTP API for the member h. Each server has its own metrics
@@ -140,7 +144,7 @@ func New(h *shard.Host, cfg Config) *Server {
 	s := &Server{
 		host: h, cfg: cfg, metrics: newMetrics(reg, h), mux: http.NewServeMux(),
 		peers:    &http.Client{Timeout: leaderViewTimeout},
-		inFlight: make(chan struct{}, cfg.MaxInFlight),
+		inFlight: make(chan struct{}, cfg.MaxInFlight), watchesEnd: make(chan struct{}),
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "lockstep_http_in_flight", Help: "API requests being served (bounded by MaxInFlight).",
@@ -168,7 +172,7 @@ func New(h *shard.Host, cfg Config) *Server {
 // every request would cut blocking acquires short (a wait may last
 // MaxWait), so Handler sets deadlines per request instead.
 func (s *Server) HTTPServer() *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.cfg.ReadTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
@@ -176,6 +180,9 @@ func (s *Server) HTTPServer() *http.Server {
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConn},
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
 	}
+	// Shutdown waits for idle connections, which a watch never is.
+	hs.RegisterOnShutdown(s.EndWatches)
+	return hs
 }
 
 // Handler returns the http.Handler serving every endpoint.

@@ -29,7 +29,8 @@ type shardWatch struct {
 // log order per shard. It is served from this member's applied log, so it
 // trails the leader on a follower but never skips: events this member no
 // longer holds end the watch with a compacted error. It returns when ctx
-// ends (nil), send fails, or the watch cannot go on.
+// ends or EndWatches is called (nil), send fails, or the watch cannot go
+// on.
 //
 // Watches hold no in-flight token (they last): each group bounds its
 // watchers instead (node.ErrTooManyWatchers).
@@ -51,11 +52,14 @@ func (s *Server) Watch(ctx context.Context, in api.WatchRequest, send func(api.W
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	out := make(chan api.WatchMessage, watchBuffer)
 	failed := make(chan error, len(parts))
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	// Readers stop on cancel; wait for them before their watchers close.
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
 	keep := watchFilter(in)
 	for _, p := range parts {
 		wg.Go(func() {
@@ -74,8 +78,17 @@ func (s *Server) Watch(ctx context.Context, in api.WatchRequest, send func(api.W
 			return err
 		case <-ctx.Done():
 			return nil
+		case <-s.watchesEnd:
+			return nil
 		}
 	}
+}
+
+// EndWatches ends every watch of this server, now and later, cleanly: the
+// member is stopping, and its watchers resume on another one. HTTPServer's
+// Shutdown calls it; other front ends call it before stopping.
+func (s *Server) EndWatches() {
+	s.endOnce.Do(func() { close(s.watchesEnd) })
 }
 
 // openWatch validates in and starts a watcher on each shard it covers.
@@ -185,6 +198,9 @@ func (s *Server) watchHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeAPIError(w, classify(err))
 		return
+	}
+	if r.Method == http.MethodHead {
+		return // a stream has no length to tell
 	}
 	rc := http.NewResponseController(w)
 	// The stream lasts as long as the client stays.
