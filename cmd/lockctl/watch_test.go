@@ -2,10 +2,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,5 +156,77 @@ func TestWatchResumesAfterBrokenStream(t *testing.T) {
 	}
 	if n := strings.Count(out, `"kind":"grant"`); n != 3 {
 		t.Fatalf("printed %d grants, want 3: %q", n, out)
+	}
+}
+
+// watchLines runs lockctl watch for count events and decodes them.
+func watchLines(t *testing.T, ep, resource string, count int) []watchLine {
+	t.Helper()
+	code, out, errOut := lockctl(t, "--endpoints", ep, "watch", resource, "--start", "1:1", "--count", strconv.Itoa(count))
+	if code != exitOK {
+		t.Fatalf("watch %s: exit %d %q", resource, code, errOut)
+	}
+	var lines []watchLine
+	for _, s := range strings.Split(strings.TrimSpace(out), "\n") {
+		var l watchLine
+		if err := json.Unmarshal([]byte(s), &l); err != nil {
+			t.Fatalf("line %q: %v", s, err)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// Goal: `lockctl lock job -- sleep 3` holds job for exactly the command's
+// life, as the log records it: one grant before the command starts and
+// its release after the command ends, at least 3 s of log time apart,
+// nothing else on job in between (the 1 s TTL was renewed, not let
+// expire); lockctl exits 0 like sleep. Method: one member; run it, then
+// read job's history with watch from the shard's first index.
+func TestLockSleepHoldsForItsLife(t *testing.T) {
+	ep := startMember(t)
+	if code, _, errOut := lockctl(t, "--endpoints", ep, "lock", "job", "--ttl", "1s", "--", "sleep", "3"); code != exitOK {
+		t.Fatalf("lockctl lock job -- sleep 3: exit %d %q", code, errOut)
+	}
+	ev := watchLines(t, ep, "job", 2)
+	if ev[0].Kind != "grant" || ev[1].Kind != "release" || ev[0].LeaseFingerprint != ev[1].LeaseFingerprint {
+		t.Fatalf("job's events %+v, want one grant then its release", ev)
+	}
+	if held := ev[1].LogTime - ev[0].LogTime; held < 3000 {
+		t.Fatalf("held for %d ms of log time, less than the command's 3 s", held)
+	}
+	if hs := holders(t, ep, "job"); len(hs) != 0 {
+		t.Fatalf("holders after lockctl returned: %+v", hs)
+	}
+}
+
+// Goal: lock --mode shared lets two holders in at once. Method: the first
+// command waits for a file that only the second command creates, so the
+// second must be granted while the first holds (with --wait 5s: an
+// exclusive lock would refuse it, exit 3); watch then shows two grants
+// before any release.
+func TestLockSharedModeHoldsTogether(t *testing.T) {
+	ep := startMember(t)
+	flag := filepath.Join(t.TempDir(), "second-ran")
+	t.Cleanup(func() { _ = os.WriteFile(flag, nil, 0o600) })
+	first := make(chan int, 1)
+	go func() {
+		var stdout, stderr bytes.Buffer
+		first <- run(context.Background(), []string{"--endpoints", ep, "--client-id", "A", "lock", "--mode", "shared", "sj", "--",
+			"sh", "-c", "until [ -e " + flag + " ]; do sleep 0.05; done"}, strings.NewReader(""), &stdout, &stderr)
+	}()
+	waitUntil(t, func() bool { return len(holders(t, ep, "sj")) == 1 })
+	if code, _, errOut := lockctl(t, "--endpoints", ep, "--client-id", "B", "lock", "--mode", "shared", "--wait", "5s", "sj", "--", "touch", flag); code != exitOK {
+		t.Fatalf("second shared lock: exit %d %q", code, errOut)
+	}
+	if code := <-first; code != exitOK {
+		t.Fatalf("first shared lock: exit %d", code)
+	}
+	var kinds []string
+	for _, l := range watchLines(t, ep, "sj", 4) {
+		kinds = append(kinds, l.Kind+":"+l.ClientID+":"+string(l.Mode))
+	}
+	if strings.Join(kinds[:2], " ") != "grant:A:shared grant:B:shared" {
+		t.Fatalf("events %v, want both shared grants before any release", kinds)
 	}
 }
