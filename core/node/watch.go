@@ -53,12 +53,16 @@ type history struct {
 	floor uint64
 	// last is the highest command index applied.
 	last uint64
-	// wake holds one channel per open watch, signalled on every record.
-	wake map[chan struct{}]struct{}
+	// changed is closed by the next record or reset, waking every watch
+	// that read up to the end; nil while none waits, so that apply pays
+	// nothing for idle history and one close for any number of watches.
+	changed chan struct{}
+	// watchers counts open watches (bounded by maxWatchers).
+	watchers int
 }
 
 func newHistory(limit int) *history {
-	return &history{limit: limit, wake: make(map[chan struct{}]struct{})}
+	return &history{limit: limit}
 }
 
 // watchable reports whether watchers see an event kind: grants, releases,
@@ -114,22 +118,20 @@ func (h *history) reset(index uint64) {
 }
 
 func (h *history) signal() {
-	for ch := range h.wake {
-		select {
-		case ch <- struct{}{}:
-		default: // a wake is pending; one read covers both
-		}
+	if h.changed != nil {
+		close(h.changed)
+		h.changed = nil
 	}
 }
 
 // since returns the held entries from index from on, at most maxBatch of
-// them, and the index to read next; ErrCompacted when some entries from
-// from on are not held.
-func (h *history) since(from uint64) ([]WatchedEntry, uint64, error) {
+// them, the index to read next, and a channel closed when more may have
+// come; ErrCompacted when some entries from from on are not held.
+func (h *history) since(from uint64) ([]WatchedEntry, uint64, <-chan struct{}, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if from <= h.floor {
-		return nil, from, fmt.Errorf("%w: events from index %d on are needed, this member holds them from %d on",
+		return nil, from, nil, fmt.Errorf("%w: events from index %d on are needed, this member holds them from %d on",
 			ErrCompacted, from, h.floor+1)
 	}
 	live := h.entries[h.head:]
@@ -147,17 +149,20 @@ func (h *history) since(from uint64) ([]WatchedEntry, uint64, error) {
 	if len(out) == maxBatch {
 		next = out[len(out)-1].Index + 1
 	}
-	return append([]WatchedEntry(nil), out...), next, nil
+	if h.changed == nil {
+		h.changed = make(chan struct{})
+	}
+	return append([]WatchedEntry(nil), out...), next, h.changed, nil
 }
 
 // Watcher follows one group's applied events from an index on. It is
 // served from this member's own applied log, so on a follower it trails
 // the leader but never skips or reorders.
 type Watcher struct {
-	h    *history
-	wake chan struct{}
-	done <-chan struct{}
-	next uint64
+	h      *history
+	done   <-chan struct{}
+	next   uint64
+	closed bool
 }
 
 // Watch starts following the group's events from index from on; from 0
@@ -167,7 +172,7 @@ func (n *Node) Watch(from uint64) (*Watcher, error) {
 	h := n.fsm.history
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.wake) >= maxWatchers {
+	if h.watchers >= maxWatchers {
 		return nil, fmt.Errorf("%w: group %s serves %d", ErrTooManyWatchers, n.cfg.Group, maxWatchers)
 	}
 	if from == 0 {
@@ -176,9 +181,8 @@ func (n *Node) Watch(from uint64) (*Watcher, error) {
 	if from <= h.floor {
 		return nil, fmt.Errorf("%w: start index %d, this member holds events from %d on", ErrCompacted, from, h.floor+1)
 	}
-	w := &Watcher{h: h, wake: make(chan struct{}, 1), done: n.done, next: from}
-	h.wake[w.wake] = struct{}{}
-	return w, nil
+	h.watchers++
+	return &Watcher{h: h, done: n.done, next: from}, nil
 }
 
 // Next blocks until entries at or after w's position have events that keep
@@ -187,7 +191,7 @@ func (n *Node) Watch(from uint64) (*Watcher, error) {
 // ErrShutdown when the node stops, or ctx's error.
 func (w *Watcher) Next(ctx context.Context, keep func(lock.Event) bool) ([]WatchedEntry, error) {
 	for {
-		entries, next, err := w.h.since(w.next)
+		entries, next, changed, err := w.h.since(w.next)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +215,7 @@ func (w *Watcher) Next(ctx context.Context, keep func(lock.Event) bool) ([]Watch
 			continue // a full batch of others' events: read on
 		}
 		select {
-		case <-w.wake:
+		case <-changed:
 		case <-w.done:
 			return nil, ErrShutdown
 		case <-ctx.Done():
@@ -224,9 +228,12 @@ func (w *Watcher) Next(ctx context.Context, keep func(lock.Event) bool) ([]Watch
 // from it without a gap or a repeat.
 func (w *Watcher) Position() uint64 { return w.next }
 
-// Close stops w.
+// Close stops w; it must not be used after.
 func (w *Watcher) Close() {
 	w.h.mu.Lock()
 	defer w.h.mu.Unlock()
-	delete(w.h.wake, w.wake)
+	if !w.closed {
+		w.closed = true
+		w.h.watchers--
+	}
 }
