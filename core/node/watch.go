@@ -79,10 +79,19 @@ func watchable(k lock.EventKind) bool {
 // record adds the events of the command entry at index. It runs on the
 // apply path: it copies (apply reuses its slice) and never blocks.
 func (h *history) record(index uint64, events []lock.Event) {
-	var kept []lock.Event
+	n := 0
 	for _, ev := range events {
 		if watchable(ev.Kind) {
-			kept = append(kept, ev)
+			n++
+		}
+	}
+	var kept []lock.Event
+	if n > 0 {
+		kept = make([]lock.Event, 0, n)
+		for _, ev := range events {
+			if watchable(ev.Kind) {
+				kept = append(kept, ev)
+			}
 		}
 	}
 	h.mu.Lock()
@@ -101,8 +110,11 @@ func (h *history) record(index uint64, events []lock.Event) {
 		h.floor = max(h.floor, old.Index)
 	}
 	if h.head > len(h.entries)/2 {
-		h.entries = append(h.entries[:0:0], h.entries[h.head:]...)
-		h.head = 0
+		// Slide the live half down in place: the array is reused, so a
+		// full ring allocates nothing but the events it copies.
+		n := copy(h.entries, h.entries[h.head:])
+		clear(h.entries[n:])
+		h.entries, h.head = h.entries[:n], 0
 	}
 	h.signal()
 }
