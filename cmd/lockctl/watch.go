@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -134,10 +133,7 @@ func watchOnce(ctx context.Context, base, resource string, prefix bool, pos map[
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
-		ae := &apiError{status: resp.StatusCode}
-		if json.Unmarshal(raw, &ae.body) != nil || ae.body.Code == "" {
-			ae.body = api.Error{Code: api.CodeInternal, Error: strings.TrimSpace(string(raw))}
-		}
+		ae := replyError(resp.StatusCode, raw)
 		if ae.body.Code == api.CodeCompacted {
 			return fmt.Errorf("%w (%s)", errCompacted, ae.body.Error)
 		}

@@ -21,6 +21,22 @@ import (
 	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
 
+// httpWatch opens GET /lock/watch?query on member m and reads its header.
+func httpWatch(ctx context.Context, t *testing.T, c *grpcCluster, m int, query string) (*bufio.Scanner, api.WatchMessage, func()) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.members[m].Addr()+api.PathWatch+"?"+query, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("watch %s: %v %v", query, resp, err)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	var head api.WatchMessage
+	if !lines.Scan() || json.Unmarshal(lines.Bytes(), &head) != nil {
+		t.Fatalf("watch %s: header %q %v", query, lines.Text(), lines.Err())
+	}
+	return lines, head, func() { _ = resp.Body.Close() }
+}
+
 // watchedGrants reads a gRPC watch until it has seen want grants in total
 // (counting seen), checking that indexes rise; it returns the grants'
 // tokens and the last message's shard and index.
@@ -123,16 +139,10 @@ func TestWatchPrefixOverHTTPCoversEveryShard(t *testing.T) {
 	c := startGRPCCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.members[1].Addr()+api.PathWatch+"?resource=p/&prefix=true", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("watch: %v %v", resp, err)
-	}
-	defer resp.Body.Close()
-	lines := bufio.NewScanner(resp.Body)
-	var head api.WatchMessage
-	if !lines.Scan() || json.Unmarshal(lines.Bytes(), &head) != nil || len(head.Start) != 3 {
-		t.Fatalf("header %q: want a start index for each of 3 shards", lines.Text())
+	lines, head, done := httpWatch(ctx, t, c, 1, "resource=p/&prefix=true")
+	defer done()
+	if len(head.Start) != 3 {
+		t.Fatalf("header %+v: want a start index for each of 3 shards", head)
 	}
 	names := []string{"other", "p/0", "p/1", "p/2", "p/3", "p/4", "p/5", "p/6", "p/7", "p/8"}
 	for _, r := range names {
@@ -233,16 +243,8 @@ func TestStopEndsWatches(t *testing.T) {
 	if _, err := stream.Recv(); err != nil {
 		t.Fatalf("gRPC header: %v", err)
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.members[2].Addr()+api.PathWatch+"?resource=job", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("HTTP watch: %v %v", resp, err)
-	}
-	defer resp.Body.Close()
-	lines := bufio.NewScanner(resp.Body)
-	if !lines.Scan() {
-		t.Fatalf("HTTP header: %v", lines.Err())
-	}
+	lines, _, done := httpWatch(ctx, t, c, 2, "resource=job")
+	defer done()
 	sctx, scancel := context.WithTimeout(ctx, 20*time.Second)
 	defer scancel()
 	if err := c.members[2].Stop(sctx); err != nil {

@@ -14,6 +14,29 @@ import (
 	"github.com/lockstep/lockstep/core/node/nodetest"
 )
 
+// snapshotOften makes a group snapshot and trim its log after a few
+// entries, so a member that was down catches up by installing a snapshot.
+func snapshotOften(cfg *node.Config) {
+	cfg.SnapshotThreshold = 16
+	cfg.TrailingLogs = 4
+	cfg.SnapshotInterval = 200 * time.Millisecond
+}
+
+// cycle takes and releases "r" n times through node i.
+func cycle(t *testing.T, c *nodetest.Cluster, i, n int) {
+	t.Helper()
+	bg := context.Background()
+	for range n {
+		res, err := c.Acquire(bg, i, "r", "A", time.Minute, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Nodes[i].Release(bg, "r", res.Lease.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // onResource keeps the events of one resource.
 func onResource(name string) func(lock.Event) bool {
 	return func(ev lock.Event) bool { return ev.Resource == name }
@@ -123,15 +146,7 @@ func TestWatchCompacted(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer slow.Close()
-		for range 10 {
-			res, err := c.Acquire(bg, 0, "r", "A", time.Minute, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Nodes[0].Release(bg, "r", res.Lease.ID); err != nil {
-				t.Fatal(err)
-			}
-		}
+		cycle(t, c, 0, 10)
 		if _, err := slow.Next(bg, onResource("r")); !errors.Is(err, node.ErrCompacted) {
 			t.Fatalf("watcher that fell behind: %v, want ErrCompacted", err)
 		}
@@ -163,24 +178,11 @@ func TestWatchCompacted(t *testing.T) {
 // both.
 func TestWatchAfterSnapshotInstall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := nodetest.New(t, 3, func(cfg *node.Config) {
-			cfg.SnapshotThreshold = 16
-			cfg.TrailingLogs = 4
-			cfg.SnapshotInterval = 200 * time.Millisecond
-		})
-		bg := context.Background()
+		c := nodetest.New(t, 3, snapshotOften)
 		f := c.Follower()
 		c.Stop(f)
 		lead := c.Leader()
-		for range 50 {
-			res, err := c.Acquire(bg, lead, "r", "A", time.Minute, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Nodes[lead].Release(bg, "r", res.Lease.ID); err != nil {
-				t.Fatal(err)
-			}
-		}
+		cycle(t, c, lead, 50)
 		time.Sleep(time.Second) // let snapshots happen
 		c.Start(f)
 		deadline := time.Now().Add(10 * time.Second)
