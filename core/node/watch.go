@@ -181,11 +181,20 @@ type Watcher struct {
 // starts after the last entry applied here. ErrCompacted when from is
 // older than this member's history.
 func (n *Node) Watch(from uint64) (*Watcher, error) {
-	h := n.fsm.history
+	w, err := n.fsm.history.open(from, n.done)
+	if err != nil {
+		return nil, fmt.Errorf("group %s: %w", n.cfg.Group, err)
+	}
+	return w, nil
+}
+
+// open starts a watcher at from (0: after the last entry), within the
+// bound on open watches.
+func (h *history) open(from uint64, done <-chan struct{}) (*Watcher, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.watchers >= maxWatchers {
-		return nil, fmt.Errorf("%w: group %s serves %d", ErrTooManyWatchers, n.cfg.Group, maxWatchers)
+		return nil, fmt.Errorf("%w: %d are open", ErrTooManyWatchers, maxWatchers)
 	}
 	if from == 0 {
 		from = h.last + 1
@@ -194,7 +203,7 @@ func (n *Node) Watch(from uint64) (*Watcher, error) {
 		return nil, fmt.Errorf("%w: start index %d, this member holds events from %d on", ErrCompacted, from, h.floor+1)
 	}
 	h.watchers++
-	return &Watcher{h: h, done: n.done, next: from}, nil
+	return &Watcher{h: h, done: done, next: from}, nil
 }
 
 // Next blocks until entries at or after w's position have events that keep
