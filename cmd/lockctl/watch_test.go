@@ -66,6 +66,17 @@ func TestWatchPrintsEvents(t *testing.T) {
 	if strings.Join(kinds, " ") != "grant:A release:A grant:B release:B" {
 		t.Fatalf("events %v", kinds)
 	}
+	// An empty prefix follows every resource.
+	code, out, _ = lockctl(t, "--endpoints", ep, "watch", "", "--prefix", "--start", "1:1", "--count", "6")
+	var all []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var l watchLine
+		_ = json.Unmarshal([]byte(line), &l)
+		all = append(all, l.Kind+":"+l.Resource)
+	}
+	if code != exitOK || strings.Join(all, " ") != "grant:job release:job grant:other-A grant:job release:job grant:other-B" {
+		t.Fatalf("watch of every resource: exit %d %v", code, all)
+	}
 	code, out, _ = lockctl(t, "--endpoints", ep, "--output", "table", "watch", "job", "--start", "1:1", "--count", "2")
 	if code != exitOK || !strings.Contains(out, "KIND") || strings.Count(out, "\n") != 3 || !strings.Contains(out, api.LeaseFingerprint(leases[0].LeaseID)) {
 		t.Fatalf("table watch: exit %d %q", code, out)
