@@ -2,14 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,56 +79,6 @@ func TestWatchPrintsEvents(t *testing.T) {
 	}
 }
 
-// Goal: acquire-many takes several resources at once (atomically, on
-// one shard), and a refusal names the resource that blocked it, takes
-// nothing and exits 3; --output table renders replies; bad command lines
-// exit 2. Method: one member, hash-tagged resources.
-func TestAcquireManyAndTableOutput(t *testing.T) {
-	ep := startMember(t)
-	code, out, errOut := lockctl(t, "--endpoints", ep, "--client-id", "A", "--output", "table", "acquire-many", "{x}a", "{x}b", "--ttl", "30s")
-	if code != exitOK || !strings.Contains(out, "RESOURCE") || !strings.Contains(out, "{x}a") || !strings.Contains(out, "{x}b") || !strings.Contains(out, "atomic") {
-		t.Fatalf("acquire-many: exit %d %q %q", code, out, errOut)
-	}
-	code, out, _ = lockctl(t, "--endpoints", ep, "--client-id", "B", "acquire-many", "{x}c", "{x}b", "--ttl", "30s")
-	var refused api.AcquireManyResponse
-	if code != exitNotGranted || json.Unmarshal([]byte(out), &refused) != nil || refused.Blocked != "{x}b" {
-		t.Fatalf("acquire-many of a held resource: exit %d %q, want %d blocked by {x}b", code, out, exitNotGranted)
-	}
-	if hs := holders(t, ep, "{x}c"); len(hs) != 0 {
-		t.Fatalf("refused acquire-many left %+v on {x}c", hs)
-	}
-	code, out, _ = lockctl(t, "--endpoints", ep, "--output", "table", "status", "{x}a")
-	if code != exitOK || !strings.Contains(out, "holder") || !strings.Contains(out, " A ") {
-		t.Fatalf("status table: exit %d %q", code, out)
-	}
-	for _, args := range [][]string{{"--output", "yaml", "status", "job"}, {"acquire-many"}, {"watch"}, {"watch", "job", "--start", "x"}} {
-		if code, _, errOut := lockctl(t, append([]string{"--endpoints", ep}, args...)...); code != exitUsage || errOut == "" {
-			t.Errorf("lockctl %v: exit %d %q, want %d", args, code, errOut, exitUsage)
-		}
-	}
-}
-
-// Goal: every command documents itself with examples, and cobra's shell
-// completion works, including the values of --output. Method: walk the
-// command tree; run completion bash and a completion request.
-func TestHelpAndCompletion(t *testing.T) {
-	root := newRoot(strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
-	for _, c := range root.Commands() {
-		if c.Example == "" && c.Name() != "help" && c.Name() != "completion" {
-			t.Errorf("lockctl %s has no examples", c.Name())
-		}
-	}
-	if code, out, errOut := lockctl(t, "completion", "bash"); code != exitOK || !strings.Contains(out, "__start_lockctl") {
-		t.Fatalf("completion bash: exit %d %q (%d bytes)", code, errOut, len(out))
-	}
-	if code, out, _ := lockctl(t, "__complete", "status", "--output", ""); code != exitOK || !strings.Contains(out, "json\ntable\n") {
-		t.Fatalf("completion of --output: exit %d %q", code, out)
-	}
-	if code, out, _ := lockctl(t, "watch", "--help"); code != exitOK || !strings.Contains(out, "Examples:") {
-		t.Fatalf("watch --help: exit %d %q", code, out)
-	}
-}
-
 // Goal: a watch whose stream breaks resumes after the last index it
 // printed on each shard: nothing lost, nothing twice; a compacted answer
 // ends it with exit 1. Method: a fake member whose first stream sends a
@@ -186,58 +132,4 @@ func watchLines(t *testing.T, ep, resource string, count int) []watchLine {
 		lines = append(lines, l)
 	}
 	return lines
-}
-
-// Goal: `lockctl lock job -- sleep 3` holds job for exactly the command's
-// life, as the log records it: one grant before the command starts and
-// its release after the command ends, at least 3 s of log time apart,
-// nothing else on job in between (the 1 s TTL was renewed, not let
-// expire); lockctl exits 0 like sleep. Method: one member; run it, then
-// read job's history with watch from the shard's first index.
-func TestLockSleepHoldsForItsLife(t *testing.T) {
-	ep := startMember(t)
-	if code, _, errOut := lockctl(t, "--endpoints", ep, "lock", "job", "--ttl", "1s", "--", "sleep", "3"); code != exitOK {
-		t.Fatalf("lockctl lock job -- sleep 3: exit %d %q", code, errOut)
-	}
-	ev := watchLines(t, ep, "job", 2)
-	if ev[0].Kind != "grant" || ev[1].Kind != "release" || ev[0].LeaseFingerprint != ev[1].LeaseFingerprint {
-		t.Fatalf("job's events %+v, want one grant then its release", ev)
-	}
-	if held := ev[1].LogTime - ev[0].LogTime; held < 3000 {
-		t.Fatalf("held for %d ms of log time, less than the command's 3 s", held)
-	}
-	if hs := holders(t, ep, "job"); len(hs) != 0 {
-		t.Fatalf("holders after lockctl returned: %+v", hs)
-	}
-}
-
-// Goal: lock --mode shared lets two holders in at once. Method: the first
-// command waits for a file that only the second command creates, so the
-// second must be granted while the first holds (with --wait 5s: an
-// exclusive lock would refuse it, exit 3); watch then shows two grants
-// before any release.
-func TestLockSharedModeHoldsTogether(t *testing.T) {
-	ep := startMember(t)
-	flag := filepath.Join(t.TempDir(), "second-ran")
-	t.Cleanup(func() { _ = os.WriteFile(flag, nil, 0o600) })
-	first := make(chan int, 1)
-	go func() {
-		var stdout, stderr bytes.Buffer
-		first <- run(context.Background(), []string{"--endpoints", ep, "--client-id", "A", "lock", "--mode", "shared", "sj", "--",
-			"sh", "-c", "until [ -e " + flag + " ]; do sleep 0.05; done"}, strings.NewReader(""), &stdout, &stderr)
-	}()
-	waitUntil(t, func() bool { return len(holders(t, ep, "sj")) == 1 })
-	if code, _, errOut := lockctl(t, "--endpoints", ep, "--client-id", "B", "lock", "--mode", "shared", "--wait", "5s", "sj", "--", "touch", flag); code != exitOK {
-		t.Fatalf("second shared lock: exit %d %q", code, errOut)
-	}
-	if code := <-first; code != exitOK {
-		t.Fatalf("first shared lock: exit %d", code)
-	}
-	var kinds []string
-	for _, l := range watchLines(t, ep, "sj", 4) {
-		kinds = append(kinds, l.Kind+":"+l.ClientID+":"+string(l.Mode))
-	}
-	if strings.Join(kinds[:2], " ") != "grant:A:shared grant:B:shared" {
-		t.Fatalf("events %v, want both shared grants before any release", kinds)
-	}
 }
