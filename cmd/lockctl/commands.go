@@ -178,3 +178,13 @@ func exactArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// minArgs is cobra.MinimumNArgs reporting a usage error (exit 2).
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageError("%s takes at least %d argument(s), got %d (see lockctl %s --help)", cmd.Name(), n, len(args), cmd.Name())
+		}
+		return nil
+	}
+}

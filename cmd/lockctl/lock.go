@@ -49,12 +49,7 @@ Without COMMAND, lock prints the lease and holds it until interrupted.`,
   lockctl lock --ttl 30s --wait 5m job -- sh -c 'echo token $LOCKSTEP_FENCING_TOKEN'
   lockctl lock --mode shared --kill-after 30s reports -- ./read-only-report.sh
   lockctl lock maintenance      # hold until Ctrl-C, like etcdctl lock`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageError("lock needs a RESOURCE (see lockctl lock --help)")
-			}
-			return nil
-		},
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.check(); err != nil {
 				return err

@@ -24,12 +24,7 @@ ascending order, releasing what it took if a later shard refuses.
 Each lease is released on its own (lockctl release RESOURCE LEASE_ID).`,
 		Example: `  lockctl acquire-many '{job}in' '{job}out' --ttl 30s
   lockctl acquire-many a b c --canonical --wait 10s --output table`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageError("acquire-many needs at least one RESOURCE (see lockctl acquire-many --help)")
-			}
-			return nil
-		},
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.check(); err != nil {
 				return err
