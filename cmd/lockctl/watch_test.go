@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockstep/lockstep/core/api"
 )
@@ -38,7 +41,7 @@ func TestWatchPrintsEvents(t *testing.T) {
 			t.Fatalf("acquire other: exit %d", code)
 		}
 	}
-	code, out, errOut := lockctl(t, "--endpoints", "127.0.0.1:1,"+ep, "watch", "job", "--start", "1:1", "--count", "4")
+	code, out, errOut := watchFor(t, "--endpoints", "127.0.0.1:1,"+ep, "watch", "job", "--start", "1:1", "--count", "4")
 	if code != exitOK || !strings.Contains(errOut, "resuming") {
 		t.Fatalf("watch: exit %d, stderr %q (want a resume past the dead endpoint)", code, errOut)
 	}
@@ -63,7 +66,7 @@ func TestWatchPrintsEvents(t *testing.T) {
 		t.Fatalf("events %v", kinds)
 	}
 	// An empty prefix follows every resource.
-	code, out, _ = lockctl(t, "--endpoints", ep, "watch", "", "--prefix", "--start", "1:1", "--count", "6")
+	code, out, _ = watchFor(t, "--endpoints", ep, "watch", "", "--prefix", "--start", "1:1", "--count", "6")
 	var all []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var l watchLine
@@ -73,7 +76,7 @@ func TestWatchPrintsEvents(t *testing.T) {
 	if code != exitOK || strings.Join(all, " ") != "grant:job release:job grant:other-A grant:job release:job grant:other-B" {
 		t.Fatalf("watch of every resource: exit %d %v", code, all)
 	}
-	code, out, _ = lockctl(t, "--endpoints", ep, "--output", "table", "watch", "job", "--start", "1:1", "--count", "2")
+	code, out, _ = watchFor(t, "--endpoints", ep, "--output", "table", "watch", "job", "--start", "1:1", "--count", "2")
 	if code != exitOK || !strings.Contains(out, "KIND") || strings.Count(out, "\n") != 3 || !strings.Contains(out, api.LeaseFingerprint(leases[0].LeaseID)) {
 		t.Fatalf("table watch: exit %d %q", code, out)
 	}
@@ -104,7 +107,7 @@ func TestWatchResumesAfterBrokenStream(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	code, out, errOut := lockctl(t, "--endpoints", srv.URL, "watch", "p/", "--prefix")
+	code, out, errOut := watchFor(t, "--endpoints", srv.URL, "watch", "p/", "--prefix")
 	if code != exitFailed || !strings.Contains(errOut, "compacted") {
 		t.Fatalf("exit %d %q, want %d compacted", code, errOut, exitFailed)
 	}
@@ -116,10 +119,22 @@ func TestWatchResumesAfterBrokenStream(t *testing.T) {
 	}
 }
 
+// watchFor runs lockctl (a watch) for at most 30 s: a watch that never
+// gets its events ends with what it printed, and the test fails on that
+// rather than hanging.
+func watchFor(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
 // watchLines runs lockctl watch for count events and decodes them.
 func watchLines(t *testing.T, ep, resource string, count int) []watchLine {
 	t.Helper()
-	code, out, errOut := lockctl(t, "--endpoints", ep, "watch", resource, "--start", "1:1", "--count", strconv.Itoa(count))
+	code, out, errOut := watchFor(t, "--endpoints", ep, "watch", resource, "--start", "1:1", "--count", strconv.Itoa(count))
 	if code != exitOK {
 		t.Fatalf("watch %s: exit %d %q", resource, code, errOut)
 	}
