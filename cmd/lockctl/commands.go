@@ -75,7 +75,7 @@ func acquireCommand(g *globals) *cobra.Command {
 			if err := call(cmd.Context(), g, http.MethodPost, api.PathAcquire, req, &out, a.wait); err != nil {
 				return failed(err)
 			}
-			if err := printJSON(cmd.OutOrStdout(), out); err != nil {
+			if err := g.print(cmd.OutOrStdout(), out); err != nil {
 				return failed(err)
 			}
 			if !out.Granted {
@@ -100,7 +100,7 @@ func releaseCommand(g *globals) *cobra.Command {
 			if err := call(cmd.Context(), g, http.MethodPost, api.PathRelease, req, &out, 0); err != nil {
 				return failed(err)
 			}
-			return failed(printJSON(cmd.OutOrStdout(), out))
+			return failed(g.print(cmd.OutOrStdout(), out))
 		},
 	}
 }
@@ -121,7 +121,7 @@ func renewCommand(g *globals) *cobra.Command {
 			if err := call(cmd.Context(), g, http.MethodPost, api.PathRenew, req, &out, 0); err != nil {
 				return failed(err)
 			}
-			return failed(printJSON(cmd.OutOrStdout(), out))
+			return failed(g.print(cmd.OutOrStdout(), out))
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "new time-to-live (0: the lease's own)")
@@ -131,10 +131,11 @@ func renewCommand(g *globals) *cobra.Command {
 func statusCommand(g *globals) *cobra.Command {
 	var stale bool
 	cmd := &cobra.Command{
-		Use:     "status RESOURCE",
-		Short:   "Show RESOURCE's holders and queue",
-		Example: `  lockctl status job`,
-		Args:    exactArgs(1),
+		Use:   "status RESOURCE",
+		Short: "Show RESOURCE's holders and queue",
+		Example: `  lockctl status job
+  lockctl status job --stale --output table`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := url.Values{"resource": {args[0]}}
 			if stale {
@@ -144,7 +145,7 @@ func statusCommand(g *globals) *cobra.Command {
 			if err := call(cmd.Context(), g, http.MethodGet, api.PathStatus+"?"+q.Encode(), nil, &out, 0); err != nil {
 				return failed(err)
 			}
-			return failed(printJSON(cmd.OutOrStdout(), out))
+			return failed(g.print(cmd.OutOrStdout(), out))
 		},
 	}
 	cmd.Flags().BoolVar(&stale, "stale", false, "answer from the member's own state, without a trip through the log")
@@ -155,13 +156,15 @@ func clusterCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cluster",
 		Short: "Show the members and shards",
-		Args:  exactArgs(0),
+		Example: `  lockctl cluster
+  lockctl cluster --output table`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var out api.ClusterResponse
 			if err := call(cmd.Context(), g, http.MethodGet, api.PathCluster, nil, &out, 0); err != nil {
 				return failed(err)
 			}
-			return failed(printJSON(cmd.OutOrStdout(), out))
+			return failed(g.print(cmd.OutOrStdout(), out))
 		},
 	}
 }
@@ -171,6 +174,16 @@ func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
 			return usageError("%s takes %d argument(s), got %d (see lockctl %s --help)", cmd.Name(), n, len(args), cmd.Name())
+		}
+		return nil
+	}
+}
+
+// minArgs is cobra.MinimumNArgs reporting a usage error (exit 2).
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageError("%s takes at least %d argument(s), got %d (see lockctl %s --help)", cmd.Name(), n, len(args), cmd.Name())
 		}
 		return nil
 	}

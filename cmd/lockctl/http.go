@@ -29,6 +29,7 @@ type globals struct {
 	clientID  string
 	timeout   time.Duration
 	token     string
+	output    string
 }
 
 // envToken is where --token is read from when it is not given.
@@ -130,16 +131,22 @@ func callOne(ctx context.Context, url, method, token string, payload []byte, out
 		return fmt.Errorf("read reply of %s: %w", url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		ae := &apiError{status: resp.StatusCode}
-		if json.Unmarshal(raw, &ae.body) != nil || ae.body.Code == "" {
-			ae.body = api.Error{Code: api.CodeInternal, Error: strings.TrimSpace(string(raw))}
-		}
-		return ae
+		return replyError(resp.StatusCode, raw)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("decode reply of %s: %w", url, err)
 	}
 	return nil
+}
+
+// replyError decodes a non-200 reply; a body that is not an API error
+// (a proxy's page) is kept as the message.
+func replyError(status int, raw []byte) *apiError {
+	ae := &apiError{status: status}
+	if json.Unmarshal(raw, &ae.body) != nil || ae.body.Code == "" {
+		ae.body = api.Error{Code: api.CodeInternal, Error: strings.TrimSpace(string(raw))}
+	}
+	return ae
 }
 
 // printJSON writes v indented, one document per reply.

@@ -46,13 +46,10 @@ SIGKILL after --kill-after, and lockctl exits 4. SIGINT or SIGTERM to
 lockctl is passed on to COMMAND the same way, then the lock is released.
 Without COMMAND, lock prints the lease and holds it until interrupted.`,
 		Example: `  lockctl lock nightly-backup -- ./backup.sh --full
-  lockctl lock --ttl 30s --wait 5m job -- sh -c 'echo token $LOCKSTEP_FENCING_TOKEN'`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageError("lock needs a RESOURCE (see lockctl lock --help)")
-			}
-			return nil
-		},
+  lockctl lock --ttl 30s --wait 5m job -- sh -c 'echo token $LOCKSTEP_FENCING_TOKEN'
+  lockctl lock --mode shared --kill-after 30s reports -- ./read-only-report.sh
+  lockctl lock maintenance      # hold until Ctrl-C, like etcdctl lock`,
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.check(); err != nil {
 				return err
@@ -91,7 +88,7 @@ func runLock(cmd *cobra.Command, g *globals, a acquireFlags, killAfter time.Dura
 	}
 	var held error
 	if len(command) == 0 {
-		held = holdUntilDone(ctx, cmd.OutOrStdout(), lease)
+		held = holdUntilDone(ctx, g, cmd.OutOrStdout(), lease)
 	} else {
 		held = runHolding(ctx, cmd, lease, command, killAfter)
 	}
@@ -104,9 +101,9 @@ func runLock(cmd *cobra.Command, g *globals, a acquireFlags, killAfter time.Dura
 }
 
 // holdUntilDone prints the lease and holds it until ctx ends or it is lost.
-func holdUntilDone(ctx context.Context, stdout io.Writer, lease *client.Lease) error {
-	out := map[string]any{"resource": lease.Resource(), "lease_id": lease.ID(), "fencing_token": lease.Token()}
-	if err := printJSON(stdout, out); err != nil {
+func holdUntilDone(ctx context.Context, g *globals, stdout io.Writer, lease *client.Lease) error {
+	out := heldLease{Resource: lease.Resource(), LeaseID: lease.ID(), FencingToken: lease.Token()}
+	if err := g.print(stdout, out); err != nil {
 		return failed(err)
 	}
 	select {

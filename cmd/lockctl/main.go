@@ -1,6 +1,7 @@
 // Command lockctl is lockstep's command-line client: one-shot acquire,
-// release, renew, status and cluster calls, and lock, which holds a lock
-// for the life of a command (like etcdctl lock and consul lock).
+// acquire-many, release, renew, status and cluster calls, watch, which
+// follows a resource's events, and lock, which holds a lock for the life
+// of a command (like etcdctl lock and consul lock).
 //
 //	lockctl acquire job --ttl 30s
 //	lockctl release job LEASE_ID
@@ -92,7 +93,9 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `lockctl talks to a lockstep cluster over its HTTP/JSON API.
 
 With no --endpoints it uses the lockd dev cluster (127.0.0.1:7070-7072).
-Durations take Go syntax (500ms, 30s, 2m). Replies print as JSON.
+Durations take Go syntax (500ms, 30s, 2m). Replies print as JSON, or
+as a table with --output table. Shell completion: lockctl completion
+bash|zsh|fish|powershell (see lockctl completion --help).
 
 Exit codes: 0 success, 1 a request failed, 2 a wrong command line,
 3 the lock was not granted, 4 (lock) the lease was lost while the command
@@ -105,8 +108,10 @@ ran; lock otherwise exits with its command's exit code.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%w", err) })
 	g.register(root)
+	g.registerOutput(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.checkOutput() }
 	root.AddCommand(acquireCommand(g), releaseCommand(g), renewCommand(g), statusCommand(g),
-		clusterCommand(g), lockCommand(g))
+		clusterCommand(g), lockCommand(g), acquireManyCommand(g), watchCommand(g))
 	return root
 }
 

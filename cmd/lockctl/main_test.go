@@ -196,12 +196,7 @@ func TestLockLostStopsCommand(t *testing.T) {
 		id = strings.TrimSpace(string(b))
 		return err == nil && id != ""
 	})
-	body := `{"resource":"job","lease_id":"` + id + `"}`
-	resp, err := http.Post(ep+api.PathRelease, "application/json", strings.NewReader(body))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("release behind lockctl's back: %v %v", resp, err)
-	}
-	_ = resp.Body.Close()
+	releaseBehindBack(t, ep, "job", id)
 	select {
 	case code := <-done:
 		if code != exitLeaseLost {

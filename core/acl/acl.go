@@ -256,15 +256,9 @@ func (p *Policy) Authorize(secret string, right Right, resources ...string) erro
 	if p == nil {
 		return nil
 	}
-	t, err := p.Authenticate(secret)
-	if err != nil {
+	t, err := p.withRight(secret, right)
+	if err != nil || slices.Contains(t.Namespaces, AllNamespaces) {
 		return err
-	}
-	if !slices.Contains(t.Rights, right) {
-		return fmt.Errorf("%w: token %s lacks the %s right", ErrPermissionDenied, t.ID, right)
-	}
-	if slices.Contains(t.Namespaces, AllNamespaces) {
-		return nil
 	}
 	for _, r := range resources {
 		if ns := lock.Namespace(r); !slices.Contains(t.Namespaces, ns) {
@@ -272,6 +266,35 @@ func (p *Policy) Authorize(secret string, right Right, resources ...string) erro
 		}
 	}
 	return nil
+}
+
+// AuthorizeEvery checks secret for right in every namespace: a request
+// whose scope no single namespace bounds (a watch of a prefix without the
+// separator) needs a token for "*".
+func (p *Policy) AuthorizeEvery(secret string, right Right) error {
+	if p == nil {
+		return nil
+	}
+	t, err := p.withRight(secret, right)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(t.Namespaces, AllNamespaces) {
+		return fmt.Errorf("%w: token %s may not %s across namespaces", ErrPermissionDenied, t.ID, right)
+	}
+	return nil
+}
+
+// withRight is the token of secret if it holds right.
+func (p *Policy) withRight(secret string, right Right) (Token, error) {
+	t, err := p.Authenticate(secret)
+	if err != nil {
+		return Token{}, err
+	}
+	if !slices.Contains(t.Rights, right) {
+		return Token{}, fmt.Errorf("%w: token %s lacks the %s right", ErrPermissionDenied, t.ID, right)
+	}
+	return t, nil
 }
 
 func (p *Policy) token(id string) (Token, bool) {

@@ -305,6 +305,8 @@ func (c Code) HTTPStatus() int {
 		return 403
 	case CodeNotFound:
 		return 404
+	case CodeCompacted:
+		return 410
 	case CodeMethodNotAllowed:
 		return 405
 	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded:

@@ -22,8 +22,10 @@ const ErrorDomain = "lockstep.dev"
 // UNAVAILABLE keeps its gRPC meaning, surely not applied and safe to retry.
 func Code(c api.Code) codes.Code {
 	switch c {
-	case api.CodeInvalidArgument:
+	case api.CodeInvalidArgument, api.CodeCrossShard:
 		return codes.InvalidArgument
+	case api.CodeCompacted:
+		return codes.OutOfRange
 	case api.CodeNotHolder, api.CodeLeaseEnded:
 		return codes.FailedPrecondition
 	case api.CodeRequestIDReused:

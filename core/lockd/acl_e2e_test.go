@@ -257,6 +257,28 @@ func TestACLRefusesOtherNamespaces(t *testing.T) {
 		}
 		_ = ka.CloseSend()
 	}
+	// Watches: read in the watched namespace; a prefix that may span
+	// namespaces needs read on all of them.
+	for _, q := range []string{"resource=b:1", "resource=b:&prefix=true", "resource=&prefix=true", "resource=a&prefix=true"} {
+		if code := watchCode(t, c.url(1)+api.PathWatch+"?"+q, aSecret); code != http.StatusForbidden {
+			t.Fatalf("a watches %s: %d", q, code)
+		}
+	}
+	for _, q := range []string{"resource=a:1", "resource=a:&prefix=true"} {
+		if code := watchCode(t, c.url(1)+api.PathWatch+"?"+q, aSecret); code != http.StatusOK {
+			t.Fatalf("a watches %s: %d", q, code)
+		}
+	}
+	if code := watchCode(t, c.url(1)+api.PathWatch+"?resource=&prefix=true", rootSecret); code != http.StatusOK {
+		t.Fatalf("root watches everything: %d", code)
+	}
+	ws, err := c.grpc[2].Watch(withToken(aSecret), &lockstepv1.WatchRequest{Resource: "b:1"})
+	if err == nil {
+		_, err = ws.Recv()
+	}
+	if grpcCode(err) != codes.PermissionDenied {
+		t.Fatalf("gRPC watch of b:1: %v", err)
+	}
 	if after := c.status(2, "b:1"); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("refusals changed b:1:\n before %+v\n after  %+v", before, after)
 	}
@@ -456,4 +478,23 @@ func TestGatewayPassesTokens(t *testing.T) {
 	if code := via(aSecret, "a:gw"); code != http.StatusOK {
 		t.Fatalf("a's token on a:gw through the gateway: %d", code)
 	}
+}
+
+// watchCode is the status a watch request starts with; an open stream is
+// closed at once.
+func watchCode(t *testing.T, u, token string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode
 }

@@ -20,6 +20,7 @@ import (
 type grpcFront struct {
 	ln      net.Listener
 	changes *grpcapi.Changes
+	api     *server.Server
 	srv     *grpc.Server
 	done    chan struct{}
 }
@@ -56,6 +57,7 @@ func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger
 	if f == nil {
 		return
 	}
+	f.api = api
 	f.srv = grpcapi.NewServer(grpcapi.New(api, h, f.changes), grpcAuth()...)
 	go func() {
 		defer close(f.done)
@@ -73,6 +75,8 @@ func (f *grpcFront) stop(ctx context.Context) error {
 	if f.srv == nil {
 		return f.ln.Close()
 	}
+	// Graceful stop waits for every stream; watches would never end.
+	f.api.EndWatches()
 	err := grpcapi.Stop(ctx, f.srv)
 	<-f.done
 	return ignoreCanceled(err)

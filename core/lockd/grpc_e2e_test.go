@@ -31,6 +31,13 @@ type grpcCluster struct {
 
 func startGRPCCluster(t *testing.T) *grpcCluster {
 	t.Helper()
+	return startGRPCClusterTuned(t, nil)
+}
+
+// startGRPCClusterTuned is startGRPCCluster with tune applied to every
+// shard's node config.
+func startGRPCClusterTuned(t *testing.T, tune func(*node.Config)) *grpcCluster {
+	t.Helper()
 	var peers []node.Peer
 	for i := range 3 {
 		peers = append(peers, node.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: freeAddr(t)})
@@ -44,7 +51,7 @@ func startGRPCCluster(t *testing.T) *grpcCluster {
 			Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler),
 			// Leaders stay where elected: a leadership transfer mid-test
 			// would answer outcome_unknown, which no check here is about.
-			SpreadInterval: -1,
+			SpreadInterval: -1, Tune: tune,
 		})
 		if err != nil {
 			t.Fatal(err)

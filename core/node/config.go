@@ -112,6 +112,9 @@ type Config struct {
 	// Stages, when set, times each request's steps through this node (see
 	// Stage); nil in the simulator and tests.
 	Stages StageObserver
+	// WatchHistory is how many recent events the node keeps for watchers
+	// that resume (watch.go); zero keeps DefaultWatchHistory.
+	WatchHistory int
 }
 
 // ErrConfig marks an unusable configuration.
@@ -145,6 +148,9 @@ func (c *Config) setDefaults() {
 	def(&c.SnapshotInterval, 30*time.Second)
 	def(&c.UnreachableAfter, 2*time.Second)
 	def(&c.NoLeaderAfter, time.Second)
+	if c.WatchHistory <= 0 {
+		c.WatchHistory = DefaultWatchHistory
+	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 16384
 	}

@@ -30,6 +30,8 @@ type fsm struct {
 	snapshots, restores uint64
 	// timed makes Apply report stageTimes to proposers (Config.Stages set).
 	timed bool
+	// history keeps recent events for watchers (watch.go).
+	history *history
 }
 
 var (
@@ -37,12 +39,12 @@ var (
 	_ raft.BatchingFSM = (*fsm)(nil)
 )
 
-func newFSM(cfg lock.Config, n *notifier, onEvent func(lock.Event)) (*fsm, error) {
+func newFSM(cfg lock.Config, n *notifier, onEvent func(lock.Event), historyLimit int) (*fsm, error) {
 	st, err := lock.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &fsm{state: st, notify: n, onEvent: onEvent}, nil
+	return &fsm{state: st, notify: n, onEvent: onEvent, history: newHistory(historyLimit)}, nil
 }
 
 // applied is what an ApplyFuture's Response holds: the result, or why the
@@ -87,6 +89,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 			ap.times = stageTimes{dispatched: l.AppendedAt, batchStart: batchStart, applied: time.Now()}
 		}
 		out[i] = ap
+		f.history.record(l.Index, events)
 		if len(events) > 0 {
 			f.dispatch(l.Index, events)
 		}
@@ -132,7 +135,11 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.restores++
-	return f.state.Restore(b)
+	if err := f.state.Restore(b); err != nil {
+		return err
+	}
+	f.history.reset(f.state.Metrics().LastIndex)
+	return nil
 }
 
 // snapshot is a frozen state. Freezing under the FSM lock costs a pointer

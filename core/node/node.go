@@ -50,7 +50,7 @@ func New(cfg Config) (*Node, error) {
 		n.peers[raft.ServerID(p.ID)] = p
 	}
 	n.notify = newNotifier(cfg.OnWake)
-	f, err := newFSM(cfg.Lock, n.notify, cfg.OnEvent)
+	f, err := newFSM(cfg.Lock, n.notify, cfg.OnEvent, cfg.WatchHistory)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 )
 
@@ -176,24 +175,12 @@ func TestRetryWithRequestIDGrantsOnce(t *testing.T) {
 // compare encoded states.
 func TestRestartedFollowerCatchesUpFromSnapshot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := nodetest.New(t, 3, func(cfg *node.Config) {
-			cfg.SnapshotThreshold = 16
-			cfg.TrailingLogs = 4
-			cfg.SnapshotInterval = 200 * time.Millisecond
-		})
+		c := nodetest.New(t, 3, snapshotOften)
 		bg := context.Background()
 		f := c.Follower()
 		c.Stop(f)
 		lead := c.Leader()
-		for i := 0; i < 100; i++ {
-			res, err := c.Acquire(bg, lead, "r", "A", time.Minute, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Nodes[lead].Release(bg, "r", res.Lease.ID); err != nil {
-				t.Fatal(err)
-			}
-		}
+		cycle(t, c, lead, 100)
 		if _, err := c.Acquire(bg, lead, "kept", "A", time.Minute, 0); err != nil {
 			t.Fatal(err)
 		}

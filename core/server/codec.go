@@ -267,6 +267,10 @@ func classifyCode(err error) (api.Code, string) {
 	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks), errors.Is(err, node.ErrQuotaExceeded),
 		errors.Is(err, errRateLimited):
 		return api.CodeResourceExhausted, err.Error()
+	case errors.Is(err, node.ErrCompacted):
+		return api.CodeCompacted, err.Error()
+	case errors.Is(err, node.ErrTooManyWatchers):
+		return api.CodeResourceExhausted, err.Error()
 	case errors.Is(err, node.ErrIndeterminate):
 		return api.CodeOutcomeUnknown, err.Error()
 	case errors.Is(err, node.ErrUnavailable), errors.Is(err, node.ErrShutdown), errors.Is(err, node.ErrNotLeader):

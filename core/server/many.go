@@ -36,43 +36,50 @@ func (s *Server) acquireMany(req *request) (any, error) {
 	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
-	if err := s.authorize(req.r.Context(), acl.RightAcquire, in.Resources...); err != nil {
-		return nil, err
+	req.allowWait(time.Duration(max(in.Wait, 0)) * time.Millisecond)
+	return s.AcquireMany(req.r.Context(), in)
+}
+
+// AcquireMany is POST /lock/acquire_many: atomic in one entry when every
+// resource is on one shard, shard by shard with "order":"canonical",
+// refused as cross_shard otherwise. A wait that ends ungranted is an
+// answer, not an error.
+func (s *Server) AcquireMany(ctx context.Context, in api.AcquireManyRequest) (api.AcquireManyResponse, error) {
+	if err := s.authorize(ctx, acl.RightAcquire, in.Resources...); err != nil {
+		return api.AcquireManyResponse{}, err
 	}
 	cmd, err := manyCommand(&in)
 	if err != nil {
-		return nil, err
+		return api.AcquireManyResponse{}, err
 	}
 	parts, err := s.split(in.Resources)
 	if err != nil {
-		return nil, err
+		return api.AcquireManyResponse{}, err
 	}
 	if len(parts) > 1 && in.Order != api.OrderCanonical {
 		shards := make([]placement.Shard, len(parts))
 		for i, p := range parts {
 			shards[i] = p.shard
 		}
-		return nil, fmt.Errorf("%w: %d resources on shards %v; use hash tags ({...}) to place them together, or \"order\":\"canonical\"",
+		return api.AcquireManyResponse{}, fmt.Errorf("%w: %d resources on shards %v; use hash tags ({...}) to place them together, or \"order\":\"canonical\"",
 			errCrossShard, len(in.Resources), shards)
 	}
 	for _, p := range parts {
 		part := cmd
 		part.Resources = p.resources
 		if err := p.node.CheckAcquireMany(part); err != nil {
-			return nil, err
+			return api.AcquireManyResponse{}, err
 		}
 	}
 	if err := s.admitAcquire(&cmd, in.Resources...); err != nil {
-		return nil, err
+		return api.AcquireManyResponse{}, err
 	}
-	wait := time.Duration(in.Wait) * time.Millisecond
-	req.allowWait(wait)
-	ctx, cancel := s.deadline(req.r.Context(), wait)
+	ctx, cancel := s.deadline(ctx, time.Duration(in.Wait)*time.Millisecond)
 	defer cancel()
 	if len(parts) == 1 {
 		res, err := parts[0].node.AcquireMany(ctx, cmd)
 		if err != nil {
-			return nil, err
+			return api.AcquireManyResponse{}, err
 		}
 		return manyResponse(api.KindAtomic, in.Resources, res), nil
 	}
@@ -138,7 +145,7 @@ func (s *Server) split(resources []string) ([]shardPart, error) {
 // order, so two canonical requests cannot wait for each other in a cycle.
 // When a shard refuses (or fails), what the earlier shards granted is
 // released and the refusal (or error) is the answer.
-func (s *Server) acquireCanonical(ctx context.Context, cmd lock.Command, parts []shardPart) (any, error) {
+func (s *Server) acquireCanonical(ctx context.Context, cmd lock.Command, parts []shardPart) (api.AcquireManyResponse, error) {
 	start := time.Now()
 	var taken []shardPart
 	var granted []lock.Result
@@ -156,7 +163,7 @@ func (s *Server) acquireCanonical(ctx context.Context, cmd lock.Command, parts [
 		res, err := p.node.AcquireMany(ctx, part)
 		if err != nil {
 			s.releaseTaken(ctx, taken, granted)
-			return nil, err
+			return api.AcquireManyResponse{}, err
 		}
 		if !res.Granted {
 			s.releaseTaken(ctx, taken, granted)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,6 +103,9 @@ type Server struct {
 	inFlight chan struct{}
 	// rates are the namespaces' acquire buckets (quota.go).
 	rates rates
+	// watchesEnd is closed by EndWatches (watch.go).
+	watchesEnd chan struct{}
+	endOnce    sync.Once
 }
 
 // New builds the HTTP API for the member h. Each server has its own metrics
@@ -142,7 +146,7 @@ func New(h *shard.Host, cfg Config) *Server {
 	s := &Server{
 		host: h, cfg: cfg, metrics: newMetrics(reg, h), mux: http.NewServeMux(),
 		peers:    &http.Client{Timeout: leaderViewTimeout},
-		inFlight: make(chan struct{}, cfg.MaxInFlight),
+		inFlight: make(chan struct{}, cfg.MaxInFlight), watchesEnd: make(chan struct{}),
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "lockstep_http_in_flight", Help: "API requests being served (bounded by MaxInFlight).",
@@ -158,6 +162,7 @@ func New(h *shard.Host, cfg Config) *Server {
 	s.route(api.PathLive, endpoint{method: http.MethodGet, op: "livez", h: s.live})
 	s.route(api.PathReady, endpoint{method: http.MethodGet, op: "readyz", h: s.ready})
 	s.route(api.PathHealth, endpoint{method: http.MethodGet, op: "healthz", h: s.ready})
+	s.mux.HandleFunc(api.PathWatch, s.watchHTTP)
 	s.mux.Handle(api.PathMetrics, guard(api.PathMetrics, http.MethodGet, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.CodeNotFound, "no such endpoint: "+r.URL.Path)
@@ -170,7 +175,7 @@ func New(h *shard.Host, cfg Config) *Server {
 // every request would cut blocking acquires short (a wait may last
 // MaxWait), so Handler sets deadlines per request instead.
 func (s *Server) HTTPServer() *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.cfg.ReadTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
@@ -178,6 +183,9 @@ func (s *Server) HTTPServer() *http.Server {
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConn},
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
 	}
+	// Shutdown waits for idle connections, which a watch never is.
+	hs.RegisterOnShutdown(s.EndWatches)
+	return hs
 }
 
 // Handler returns the http.Handler serving every endpoint.
