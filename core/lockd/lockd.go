@@ -54,6 +54,9 @@ type Options struct {
 	// GRPCAddr, when set, also serves the API over gRPC there
 	// (proto/lockstep/v1, core/grpcapi).
 	GRPCAddr string
+	// TLS, when set, serves every port over TLS: mutual TLS on the member
+	// port, client certificates on the API ports if TLS.APIClients is set.
+	TLS *TLS
 }
 
 // Member is a running lockstep process member.
@@ -89,7 +92,7 @@ func Start(opts Options) (*Member, error) {
 	case opts.Shards == 0:
 		opts.Shards = shards
 	}
-	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.RaftLogs)
+	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.RaftLogs, opts.TLS)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +155,7 @@ func Start(opts Options) (*Member, error) {
 	host.Store(h)
 	scfg := opts.Server
 	scfg.Logger = opts.Logger
+	scfg.PeerTLS = opts.TLS.peerDial()
 	scfg.Collectors = append(scfg.Collectors, recorder.Collector(), stages.RaftCollector())
 	if scfg.MaxWait == 0 {
 		scfg.MaxWait = opts.Lock.MaxWait
@@ -165,10 +169,18 @@ func Start(opts Options) (*Member, error) {
 		grpc:    front,
 		closed:  make(chan struct{}),
 	}
-	front.serve(srv, h, opts.Logger)
+	apiTLS := opts.TLS.api()
+	front.serve(srv, h, opts.Logger, apiTLS)
+	m.HTTP.TLSConfig = apiTLS
 	go func() {
 		defer close(m.closed)
-		if err := m.HTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if apiTLS != nil {
+			err = m.HTTP.ServeTLS(ln, "", "")
+		} else {
+			err = m.HTTP.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			opts.Logger.Error("http server stopped", "node", opts.ID, "err", err)
 		}
 	}()
@@ -218,6 +230,14 @@ func keepShards(dir string, n int) error {
 
 // Addr is the bound HTTP address.
 func (m *Member) Addr() string { return m.ln.Addr().String() }
+
+// URL is the HTTP API's base URL: https when the member serves TLS.
+func (m *Member) URL() string {
+	if m.HTTP.TLSConfig != nil {
+		return "https://" + m.Addr()
+	}
+	return "http://" + m.Addr()
+}
 
 // GRPCAddr is the bound gRPC address, "" when not serving gRPC.
 func (m *Member) GRPCAddr() string { return m.grpc.addr() }

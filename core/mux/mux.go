@@ -9,6 +9,7 @@ package mux
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -208,6 +209,11 @@ func Dial(ctx context.Context, addr string, kind Kind, group uint64) (net.Conn, 
 	if err != nil {
 		return nil, err
 	}
+	return sendHeader(ctx, conn, addr, kind, group)
+}
+
+// sendHeader names the route on a fresh connection (closed on failure).
+func sendHeader(ctx context.Context, conn net.Conn, addr string, kind Kind, group uint64) (net.Conn, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetWriteDeadline(dl)
 	}
@@ -275,6 +281,8 @@ type StreamLayer struct {
 	*Route
 	// Advertise is the address peers reach this member at.
 	Advertise net.Addr
+	// TLS, when set, dials peers over TLS (DialTLS).
+	TLS *tls.Config
 }
 
 var _ raft.StreamLayer = (*StreamLayer)(nil)
@@ -283,6 +291,9 @@ var _ raft.StreamLayer = (*StreamLayer)(nil)
 func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	if s.TLS != nil {
+		return DialTLS(ctx, string(address), s.key.kind, s.key.group, s.TLS)
+	}
 	return Dial(ctx, string(address), s.key.kind, s.key.group)
 }
 
