@@ -66,7 +66,10 @@ type Member struct {
 	ln      net.Listener
 	members *memberPort
 	grpc    *grpcFront
-	closed  chan struct{}
+	// tls is whether the API serves TLS (the http.Server's own TLSConfig
+	// is no sign: net/http sets it up while serving).
+	tls    bool
+	closed chan struct{}
 }
 
 // Start opens the member port, the metadata group and the lock shards
@@ -171,7 +174,7 @@ func Start(opts Options) (*Member, error) {
 	}
 	apiTLS := opts.TLS.api()
 	front.serve(srv, h, opts.Logger, apiTLS)
-	m.HTTP.TLSConfig = apiTLS
+	m.HTTP.TLSConfig, m.tls = apiTLS, apiTLS != nil
 	go func() {
 		defer close(m.closed)
 		var err error
@@ -233,7 +236,7 @@ func (m *Member) Addr() string { return m.ln.Addr().String() }
 
 // URL is the HTTP API's base URL: https when the member serves TLS.
 func (m *Member) URL() string {
-	if m.HTTP.TLSConfig != nil {
+	if m.tls {
 		return "https://" + m.Addr()
 	}
 	return "http://" + m.Addr()

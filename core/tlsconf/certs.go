@@ -16,18 +16,22 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 )
 
 // Plan is what Issue writes: a CA (kept if Dir already holds one), a
-// certificate per node (serving and client use: members dial each other)
-// and per client (client use only).
+// certificate per node (serving and client use: members dial each
+// other), per gateway (serving only) and per client (client use only).
+// The usages keep each on its side: only a node certificate is accepted
+// on the member port (PeerServer).
 type Plan struct {
-	Dir     string
-	Nodes   []string
-	Clients []string
-	// Hosts are extra names or IPs every node certificate is valid for,
-	// besides localhost, 127.0.0.1, ::1 and the node's name.
+	Dir      string
+	Nodes    []string
+	Gateways []string
+	Clients  []string
+	// Hosts are extra names or IPs every node and gateway certificate is
+	// valid for, besides localhost, 127.0.0.1, ::1 and its own name.
 	Hosts []string
 	// Validity of the node and client certificates (the CA gets ten
 	// times as long).
@@ -36,9 +40,10 @@ type Plan struct {
 
 // Issued names the files Issue wrote.
 type Issued struct {
-	CA      string
-	Nodes   map[string]Pair
-	Clients map[string]Pair
+	CA       string
+	Nodes    map[string]Pair
+	Gateways map[string]Pair
+	Clients  map[string]Pair
 }
 
 // Pair is a certificate file and its key file.
@@ -60,7 +65,7 @@ func Issue(p Plan) (Issued, error) {
 		return Issued{}, errors.New("certs: validity must be > 0")
 	}
 	seen := map[string]bool{CAFile: true, "ca": true}
-	for _, n := range append(append([]string(nil), p.Nodes...), p.Clients...) {
+	for _, n := range slices.Concat(p.Nodes, p.Gateways, p.Clients) {
 		if !validName.MatchString(n) {
 			return Issued{}, fmt.Errorf("certs: name %q: use letters, digits, '.', '_' and '-'", n)
 		}
@@ -76,19 +81,18 @@ func Issue(p Plan) (Issued, error) {
 	if err != nil {
 		return Issued{}, err
 	}
-	out := Issued{CA: filepath.Join(p.Dir, CAFile), Nodes: map[string]Pair{}, Clients: map[string]Pair{}}
+	out := Issued{CA: filepath.Join(p.Dir, CAFile), Nodes: map[string]Pair{}, Gateways: map[string]Pair{}, Clients: map[string]Pair{}}
 	for _, n := range p.Nodes {
 		tmpl := leafTemplate(n, p.Validity, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
-		tmpl.DNSNames = []string{"localhost", n}
-		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
-		for _, h := range p.Hosts {
-			if ip := net.ParseIP(h); ip != nil {
-				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-			} else if h != "" {
-				tmpl.DNSNames = append(tmpl.DNSNames, h)
-			}
-		}
+		addHosts(tmpl, n, p.Hosts)
 		if out.Nodes[n], err = writeLeaf(p.Dir, n, tmpl, ca, caKey); err != nil {
+			return Issued{}, err
+		}
+	}
+	for _, n := range p.Gateways {
+		tmpl := leafTemplate(n, p.Validity, x509.ExtKeyUsageServerAuth)
+		addHosts(tmpl, n, p.Hosts)
+		if out.Gateways[n], err = writeLeaf(p.Dir, n, tmpl, ca, caKey); err != nil {
 			return Issued{}, err
 		}
 	}
@@ -141,6 +145,20 @@ func loadOrMakeCA(dir string, validity time.Duration) (*x509.Certificate, *ecdsa
 		return nil, nil, fmt.Errorf("certs: CA: %w", err)
 	}
 	return ca, key, nil
+}
+
+// addHosts makes a serving certificate valid for loopback, its own name
+// and hosts.
+func addHosts(tmpl *x509.Certificate, name string, hosts []string) {
+	tmpl.DNSNames = []string{"localhost", name}
+	tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else if h != "" {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
 }
 
 func leafTemplate(name string, validity time.Duration, usage ...x509.ExtKeyUsage) *x509.Certificate {
