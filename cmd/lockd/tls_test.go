@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,13 +32,21 @@ import (
 // --insecure are refused too. Method: run lockd in-process with each
 // command line and read the exit status and stderr.
 func TestMemberNeedsCertificatesOrInsecure(t *testing.T) {
-	member := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", t.TempDir(), "--peers", "n1=127.0.0.1:7170"}
+	// The member port is taken, so a member that wrongly started would
+	// fail at once (exit 1, another message) instead of serving.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	member := []string{"--id", "n1", "--raft-addr", addr, "--data-dir", t.TempDir(), "--peers", "n1=" + addr}
 	for _, tc := range []struct {
 		args []string
 		want []string
 	}{
 		{member, []string{"--tls-cert", "--tls-ca", "--insecure", "lockd certs"}},
-		{[]string{"gateway", "--join", "127.0.0.1:7070"}, []string{"--tls-cert", "--insecure"}},
+		{[]string{"gateway", "--join", "127.0.0.1:7070", "--http-addr", addr}, []string{"--tls-cert", "--insecure"}},
 		{append(member, "--tls-cert", "c.pem"), []string{"go together"}},
 		{append(member, "--insecure", "--tls-ca", "ca.pem"), []string{"--insecure serves plaintext"}},
 		{append(member, "--tls-cert", "no.pem", "--tls-key", "no-key.pem", "--tls-ca", "ca.pem"), []string{"no.pem"}},
@@ -45,8 +54,8 @@ func TestMemberNeedsCertificatesOrInsecure(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(tc.args, &stdout, &stderr)
 		for _, w := range tc.want {
-			if code == 0 || !strings.Contains(stderr.String(), w) {
-				t.Errorf("lockd %v: exit %d, stderr %q; want non-zero mentioning %q", tc.args, code, stderr.String(), w)
+			if code != 2 || !strings.Contains(stderr.String(), w) {
+				t.Errorf("lockd %v: exit %d, stderr %q; want 2 mentioning %q", tc.args, code, stderr.String(), w)
 			}
 		}
 	}
