@@ -27,6 +27,7 @@ type globals struct {
 	endpoints []string
 	clientID  string
 	timeout   time.Duration
+	tls       tlsFlags
 }
 
 func (g *globals) register(root *cobra.Command) {
@@ -34,18 +35,20 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringSliceVar(&g.endpoints, "endpoints", defaultEndpoints, "lockstep HTTP endpoints (comma-separated); any member or a gateway")
 	f.StringVar(&g.clientID, "client-id", "", "client id to hold locks as (default: lockctl-<host>-<pid>)")
 	f.DurationVar(&g.timeout, "timeout", 10*time.Second, "time allowed per request (a waiting acquire adds its wait)")
+	g.tls.register(root)
 }
 
 // endpointList normalises the endpoints to base URLs.
 func (g *globals) endpointList() ([]string, error) {
 	var out []string
-	for _, e := range g.endpoints {
+	given, scheme := g.tls.endpoints(g.endpoints)
+	for _, e := range given {
 		e = strings.TrimRight(strings.TrimSpace(e), "/")
 		if e == "" {
 			continue
 		}
 		if !strings.Contains(e, "://") {
-			e = "http://" + e
+			e = scheme + "://" + e
 		}
 		out = append(out, e)
 	}
@@ -80,9 +83,13 @@ func call(ctx context.Context, g *globals, method, path string, body, out any, e
 			return fmt.Errorf("encode request: %w", err)
 		}
 	}
+	hc, err := g.tls.httpClient()
+	if err != nil {
+		return err
+	}
 	var last error
 	for _, base := range endpoints {
-		err := callOne(ctx, base+path, method, payload, out, g.timeout+extra)
+		err := callOne(ctx, hc, base+path, method, payload, out, g.timeout+extra)
 		var ae *apiError
 		switch {
 		case err == nil:
@@ -97,7 +104,7 @@ func call(ctx context.Context, g *globals, method, path string, body, out any, e
 	return last
 }
 
-func callOne(ctx context.Context, url, method string, payload []byte, out any, timeout time.Duration) error {
+func callOne(ctx context.Context, hc *http.Client, url, method string, payload []byte, out any, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
@@ -111,7 +118,7 @@ func callOne(ctx context.Context, url, method string, payload []byte, out any, t
 	if payload != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, url, err)
 	}
