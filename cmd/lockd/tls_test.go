@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -141,6 +142,56 @@ func TestCertsMakeAWorkingTLSCluster(t *testing.T) {
 			}
 			return ok
 		})
+	}
+	// A client certificate of another CA is refused by the gateway too.
+	other := filepath.Join(t.TempDir(), "other")
+	if code := run([]string{"certs", "--dir", other, "--clients", "intruder"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("lockd certs: exit %d", code)
+	}
+	intruder := tlsHTTPClient(t, f("ca.pem"), filepath.Join(other, "intruder.pem"), filepath.Join(other, "intruder-key.pem"))
+	if ok, err := tryAcquire(intruder, g.URL(), "intruder"); err == nil {
+		t.Errorf("gateway served a foreign client certificate (granted=%v)", ok)
+	}
+}
+
+// TestClientCAFlag: goal — --tls-client-ca admits API clients of a
+// second CA while the members' CA stays accepted (a follower asks its
+// leader's API), and the member port keeps trusting the members' CA
+// only. Method: load a member's flags and verify certificates of both
+// CAs against the pools they produce.
+func TestClientCAFlag(t *testing.T) {
+	nodes, clients := filepath.Join(t.TempDir(), "nodes"), filepath.Join(t.TempDir(), "clients")
+	for _, args := range [][]string{{"certs", "--dir", nodes, "--nodes", "n1"}, {"certs", "--dir", clients, "--clients", "app"}} {
+		if code := run(args, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("lockd %v: exit %d", args, code)
+		}
+	}
+	a := tlsArgs{cert: filepath.Join(nodes, "n1.pem"), key: filepath.Join(nodes, "n1-key.pem"),
+		ca: filepath.Join(nodes, "ca.pem"), clientCA: filepath.Join(clients, "ca.pem")}
+	m, err := a.member()
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := tlsconf.LoadCert(filepath.Join(clients, "app.pem"), filepath.Join(clients, "app-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asClient := x509.VerifyOptions{KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	for _, tc := range []struct {
+		name string
+		leaf *x509.Certificate
+		pool *x509.CertPool
+		ok   bool
+	}{
+		{"client cert on the API", app.Leaf, m.APIClients, true},
+		{"node cert on the API", m.Cert.Leaf, m.APIClients, true},
+		{"client cert on the member port", app.Leaf, m.CA, false},
+	} {
+		opts := asClient
+		opts.Roots = tc.pool
+		if _, err := tc.leaf.Verify(opts); (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want ok=%v", tc.name, err, tc.ok)
+		}
 	}
 }
 
