@@ -24,6 +24,12 @@ import (
 // endpoint once it leads.
 func startMember(t *testing.T) string {
 	t.Helper()
+	return startMemberTLS(t, nil).URL()
+}
+
+// startMemberTLS is startMember serving tls (nil: plaintext).
+func startMemberTLS(t *testing.T, tls *lockd.TLS) *lockd.Member {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +39,7 @@ func startMember(t *testing.T) string {
 	peers := []node.Peer{{ID: "n1", RaftAddr: raftAddr}}
 	m, err := lockd.Start(lockd.Options{ID: "n1", RaftAddr: raftAddr, HTTPAddr: "127.0.0.1:0",
 		DataDir: filepath.Join(t.TempDir(), "n1"), Peers: peers, Bootstrap: true, Shards: 1,
-		Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler), SpreadInterval: -1})
+		Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler), SpreadInterval: -1, TLS: tls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +49,7 @@ func startMember(t *testing.T) string {
 		_ = m.Stop(ctx)
 	})
 	waitUntil(t, func() bool { return m.Shard(1) != nil && m.Shard(1).IsLeader() })
-	return "http://" + m.Addr()
+	return m
 }
 
 func waitUntil(t *testing.T, cond func() bool) {

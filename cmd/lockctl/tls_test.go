@@ -1,18 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
-	"net"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
-	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
-	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/tlsconf"
 )
 
@@ -35,25 +29,7 @@ func TestTLSFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raftAddr := ln.Addr().String()
-	_ = ln.Close()
-	m, err := lockd.Start(lockd.Options{ID: "n1", RaftAddr: raftAddr, HTTPAddr: "127.0.0.1:0",
-		DataDir: filepath.Join(t.TempDir(), "n1"), Peers: []node.Peer{{ID: "n1", RaftAddr: raftAddr}}, Bootstrap: true,
-		Shards: 1, Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler), SpreadInterval: -1,
-		TLS: &lockd.TLS{Cert: cert, CA: ca, APIClients: ca}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = m.Stop(ctx)
-	})
-	waitUntil(t, func() bool { return m.Shard(1) != nil && m.Shard(1).IsLeader() })
+	m := startMemberTLS(t, &lockd.TLS{Cert: cert, CA: ca, APIClients: ca})
 
 	app := out.Clients["app"]
 	flags := []string{"--endpoints", m.Addr(), "--cacert", out.CA, "--cert", app.Cert, "--key", app.Key, "--client-id", "A"}

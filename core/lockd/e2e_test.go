@@ -26,6 +26,8 @@ type cluster struct {
 	peers   []node.Peer
 	dirs    []string
 	members []*lockd.Member
+	// with adjusts member i's options (TLS, gRPC) before each start.
+	with []func(i int, o *lockd.Options)
 }
 
 func freeAddr(t testing.TB) string {
@@ -42,9 +44,9 @@ func startCluster(t *testing.T, store lockd.LogStoreKind) *cluster {
 	return startClusterTB(t, store)
 }
 
-func startClusterTB(t testing.TB, store lockd.LogStoreKind) *cluster {
+func startClusterTB(t testing.TB, store lockd.LogStoreKind, with ...func(i int, o *lockd.Options)) *cluster {
 	t.Helper()
-	c := &cluster{t: t, store: store, members: make([]*lockd.Member, 3)}
+	c := &cluster{t: t, store: store, members: make([]*lockd.Member, 3), with: with}
 	base := t.TempDir()
 	for i := 0; i < 3; i++ {
 		c.peers = append(c.peers, node.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: freeAddr(t), HTTPAddr: freeAddr(t)})
@@ -65,11 +67,15 @@ func startClusterTB(t testing.TB, store lockd.LogStoreKind) *cluster {
 
 func (c *cluster) start(i int) {
 	p := c.peers[i]
-	m, err := lockd.Start(lockd.Options{
+	opts := lockd.Options{
 		ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: c.dirs[i], Peers: c.peers, LogStore: c.store,
 		Bootstrap: true, Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler),
 		Tune: func(cfg *node.Config) { cfg.SnapshotThreshold = 8; cfg.TrailingLogs = 4 },
-	})
+	}
+	for _, w := range c.with {
+		w(i, &opts)
+	}
+	m, err := lockd.Start(opts)
 	if err != nil {
 		c.t.Fatalf("start %s: %v", p.ID, err)
 	}
