@@ -47,7 +47,8 @@ type Config struct {
 	// The simulator sets one over its network, so the real gateway runs
 	// under the same faults as the members.
 	Transport http.RoundTripper
-	// TLS, when set, serves HTTPS (client certificates as it says).
+	// TLS, when set, serves HTTPS; its ClientAuth and ClientCAs decide
+	// which client certificates are required.
 	TLS *tls.Config
 	// UpstreamTLS, when set, reaches the members over HTTPS with it (the
 	// default transport only).
@@ -184,7 +185,8 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(g.cfg.Logger.Handler(), slog.LevelWarn),
-		TLSConfig:         cfg.TLS,
+		// A copy: net/http adds its protocols to the config it serves.
+		TLSConfig: cfg.TLS.Clone(),
 	}
 	go g.refreshLoop(runCtx)
 	go func() {

@@ -174,7 +174,8 @@ func Start(opts Options) (*Member, error) {
 	}
 	apiTLS := opts.TLS.api()
 	front.serve(srv, h, opts.Logger, apiTLS)
-	m.HTTP.TLSConfig, m.tls = apiTLS, apiTLS != nil
+	// A copy: net/http adds its protocols to the config it serves.
+	m.HTTP.TLSConfig, m.tls = apiTLS.Clone(), apiTLS != nil
 	go func() {
 		defer close(m.closed)
 		var err error

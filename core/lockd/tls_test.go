@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,7 +212,15 @@ func TestTLSRefusesUnknownClients(t *testing.T) {
 func TestTLSRefusesForeignMember(t *testing.T) {
 	p := issuePKI(t, []string{"n1", "n2", "n3"}, []string{"app"})
 	foreign := issuePKI(t, []string{"n3"}, nil)
-	members, peers := startTLSCluster(t, []pki{p, p, foreign})
+	var logs syncBuffer
+	certs := []pki{p, p, foreign}
+	c := startClusterTB(t, lockd.LogStoreWAL, func(i int, o *lockd.Options) {
+		certs[i].member(i, o)
+		if i == 0 {
+			o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		}
+	})
+	members, peers := c.members, c.peers
 	app := p.clients["app"]
 	hc := httpsClient(p.ca, &app)
 	// n1 and n2 elect a leader and commit a grant (retried: an election
@@ -236,6 +246,11 @@ func TestTLSRefusesForeignMember(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	// n1 says why n3 is not heard.
+	if !strings.Contains(logs.String(), "TLS handshake refused") {
+		t.Errorf("n1 logged no refused handshake; its log:\n%s", logs.String())
+	}
+
 	forward := func(cert tls.Certificate) (int, error) {
 		cfg := tlsconf.PeerClient(cert, p.ca)
 		hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
@@ -254,4 +269,22 @@ func TestTLSRefusesForeignMember(t *testing.T) {
 	if code, err := forward(p.nodes["n2"]); err != nil || code != http.StatusBadRequest {
 		t.Errorf("member port with a node certificate: %d, %v; want 400 for the junk command", code, err)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -143,6 +143,10 @@ func (l *Listener) acceptLoop() {
 func (l *Listener) handoff(conn net.Conn) {
 	defer l.wg.Done()
 	_ = conn.SetReadDeadline(time.Now().Add(headerTimeout))
+	if err := l.handshake(conn); err != nil {
+		_ = conn.Close()
+		return
+	}
 	br := bufio.NewReaderSize(conn, 16)
 	kind, group, err := readHeader(br)
 	if err != nil {

@@ -27,3 +27,19 @@ func DialTLS(ctx context.Context, addr string, kind Kind, group uint64, cfg *tls
 	}
 	return sendHeader(ctx, conn, addr, kind, group)
 }
+
+// handshake completes the TLS handshake of a connection accepted through
+// a tls.NewListener (within the header deadline), so that a refused
+// certificate is logged as such: it is what an operator needs to see
+// when a member cannot join. Plain connections pass.
+func (l *Listener) handshake(conn net.Conn) error {
+	tc, ok := conn.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	if err := tc.Handshake(); err != nil {
+		l.logger.Warn("mux: TLS handshake refused", "remote", conn.RemoteAddr(), "err", err)
+		return err
+	}
+	return nil
+}
