@@ -129,16 +129,22 @@ func post[T any](t *testing.T, url string, body any) (T, int) {
 
 func status(t *testing.T, url, resource string) api.StatusResponse {
 	t.Helper()
-	resp, err := http.Get(url + api.PathStatus + "?resource=" + resource)
+	var st api.StatusResponse
+	getJSON(t, http.DefaultClient, url+api.PathStatus+"?resource="+resource, &st)
+	return st
+}
+
+// getJSON decodes url's reply into out.
+func getJSON(t *testing.T, hc *http.Client, url string, out any) {
+	t.Helper()
+	resp, err := hc.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st api.StatusResponse
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatal(err)
 	}
-	return st
 }
 
 // TestLeaderCrashKeepsLocksTokensAndQueue: goal — a leader crash loses no
