@@ -30,6 +30,7 @@ type globals struct {
 	timeout   time.Duration
 	token     string
 	output    string
+	tls       tlsFlags
 }
 
 // envToken is where --token is read from when it is not given.
@@ -41,18 +42,20 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.clientID, "client-id", "", "client id to hold locks as (default: lockctl-<host>-<pid>)")
 	f.DurationVar(&g.timeout, "timeout", 10*time.Second, "time allowed per request (a waiting acquire adds its wait)")
 	f.StringVar(&g.token, "token", os.Getenv(envToken), "ACL bearer token sent with every request (default $"+envToken+")")
+	g.tls.register(root)
 }
 
 // endpointList normalises the endpoints to base URLs.
 func (g *globals) endpointList() ([]string, error) {
 	var out []string
-	for _, e := range g.endpoints {
+	given, scheme := g.tls.endpoints(g.endpoints)
+	for _, e := range given {
 		e = strings.TrimRight(strings.TrimSpace(e), "/")
 		if e == "" {
 			continue
 		}
 		if !strings.Contains(e, "://") {
-			e = "http://" + e
+			e = scheme + "://" + e
 		}
 		out = append(out, e)
 	}
@@ -87,9 +90,13 @@ func call(ctx context.Context, g *globals, method, path string, body, out any, e
 			return fmt.Errorf("encode request: %w", err)
 		}
 	}
+	hc, err := g.tls.httpClient()
+	if err != nil {
+		return err
+	}
 	var last error
 	for _, base := range endpoints {
-		err := callOne(ctx, base+path, method, g.token, payload, out, g.timeout+extra)
+		err := callOne(ctx, hc, base+path, method, g.token, payload, out, g.timeout+extra)
 		var ae *apiError
 		switch {
 		case err == nil:
@@ -104,7 +111,7 @@ func call(ctx context.Context, g *globals, method, path string, body, out any, e
 	return last
 }
 
-func callOne(ctx context.Context, url, method, token string, payload []byte, out any, timeout time.Duration) error {
+func callOne(ctx context.Context, hc *http.Client, url, method, token string, payload []byte, out any, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
@@ -121,7 +128,7 @@ func callOne(ctx context.Context, url, method, token string, payload []byte, out
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, url, err)
 	}

@@ -73,7 +73,11 @@ func runLock(cmd *cobra.Command, g *globals, a acquireFlags, killAfter time.Dura
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := client.New(client.Config{Endpoints: endpoints, ClientID: g.clientIDOrDefault(), Logger: logger, Token: g.token})
+	tlsCfg, err := g.tls.config()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(client.Config{Endpoints: endpoints, ClientID: g.clientIDOrDefault(), Logger: logger, Token: g.token, TLS: tlsCfg})
 	if err != nil {
 		return usageError("%w", err)
 	}

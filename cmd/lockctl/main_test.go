@@ -27,6 +27,12 @@ func startMember(t *testing.T) string { return startMemberWith(t, nil) }
 // startMemberWith is startMember with options tune adjusts.
 func startMemberWith(t *testing.T, tune func(*lockd.Options)) string {
 	t.Helper()
+	return startMemberTLS(t, nil, tune).URL()
+}
+
+// startMemberTLS is startMemberWith serving tls (nil: plaintext).
+func startMemberTLS(t *testing.T, tls *lockd.TLS, tune func(*lockd.Options)) *lockd.Member {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +42,7 @@ func startMemberWith(t *testing.T, tune func(*lockd.Options)) string {
 	peers := []node.Peer{{ID: "n1", RaftAddr: raftAddr}}
 	opts := lockd.Options{ID: "n1", RaftAddr: raftAddr, HTTPAddr: "127.0.0.1:0",
 		DataDir: filepath.Join(t.TempDir(), "n1"), Peers: peers, Bootstrap: true, Shards: 1,
-		Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler), SpreadInterval: -1}
+		Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler), SpreadInterval: -1, TLS: tls}
 	if tune != nil {
 		tune(&opts)
 	}
@@ -50,7 +56,7 @@ func startMemberWith(t *testing.T, tune func(*lockd.Options)) string {
 		_ = m.Stop(ctx)
 	})
 	waitUntil(t, func() bool { return m.Shard(1) != nil && m.Shard(1).IsLeader() })
-	return "http://" + m.Addr()
+	return m
 }
 
 func waitUntil(t *testing.T, cond func() bool) {

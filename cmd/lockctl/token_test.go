@@ -30,11 +30,18 @@ func TestTokenFlagAndEnv(t *testing.T) {
 	if code, _, errOut := lockctl(t, "--endpoints", ep, "lock", "--ttl", "5s", "job", "--", "true"); code == exitOK {
 		t.Fatalf("lock without a token succeeded: %q", errOut)
 	}
+	if code, _, errOut := lockctl(t, "--endpoints", ep, "watch", "job", "--start", "1:1", "--count", "1"); code != exitFailed || !strings.Contains(errOut, "unauthenticated") {
+		t.Fatalf("watch without a token: exit %d %q", code, errOut)
+	}
 	t.Setenv(envToken, secret)
 	if code, out, errOut := lockctl(t, "--endpoints", ep, "status", "job"); code != exitOK {
 		t.Fatalf("$%s: exit %d %q %q", envToken, code, out, errOut)
 	}
 	if code, _, errOut := lockctl(t, "--endpoints", ep, "lock", "--ttl", "5s", "job", "--", "true"); code != exitOK {
 		t.Fatalf("lock with $%s: exit %d %q", envToken, code, errOut)
+	}
+	// The lock above was granted: a watch from the start sees it.
+	if code, out, errOut := lockctl(t, "--endpoints", ep, "watch", "job", "--start", "1:1", "--count", "1"); code != exitOK || !strings.Contains(out, "grant") {
+		t.Fatalf("watch with $%s: exit %d %q %q", envToken, code, out, errOut)
 	}
 }

@@ -87,10 +87,14 @@ func runWatch(ctx context.Context, g *globals, stdout, stderr io.Writer, resourc
 	if err != nil {
 		return err
 	}
+	hc, err := g.tls.httpClient()
+	if err != nil {
+		return err
+	}
 	p := &eventPrinter{g: g, w: stdout, left: f.count}
 	for attempt := 0; ; attempt++ {
 		base := endpoints[attempt%len(endpoints)]
-		err := watchOnce(ctx, base, resource, f.prefix, pos, p)
+		err := watchOnce(ctx, hc, g.token, base, resource, f.prefix, pos, p)
 		switch {
 		case ctx.Err() != nil, errors.Is(err, errCountReached):
 			return nil
@@ -114,7 +118,7 @@ func runWatch(ctx context.Context, g *globals, stdout, stderr io.Writer, resourc
 var errCountReached = errors.New("count reached")
 
 // watchOnce runs one stream against base, advancing pos.
-func watchOnce(ctx context.Context, base, resource string, prefix bool, pos map[int]uint64, p *eventPrinter) error {
+func watchOnce(ctx context.Context, hc *http.Client, token, base, resource string, prefix bool, pos map[int]uint64, p *eventPrinter) error {
 	q := url.Values{"resource": {resource}}
 	if prefix {
 		q.Set("prefix", "true")
@@ -126,7 +130,10 @@ func watchOnce(ctx context.Context, base, resource string, prefix bool, pos map[
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", base+api.PathWatch, err)
 	}

@@ -13,7 +13,7 @@ import (
 // expect errNoFaults.
 func TestFaultFlagsRefused(t *testing.T) {
 	base := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", t.TempDir(),
-		"--peers", "n1=127.0.0.1:7170"}
+		"--peers", "n1=127.0.0.1:7170", "--insecure"}
 	for _, flag := range []string{"--fault-trace", "--fault-control", "--fault-bug"} {
 		_, err := parseMember(append(base, flag, "x"))
 		if !errors.Is(err, errNoFaults) {

@@ -15,7 +15,7 @@ import (
 )
 
 // gatewayFlags is the command line of lockd gateway.
-func gatewayFlags(c *gateway.Config, join *string, faults *gatewayFaultArgs) *flag.FlagSet {
+func gatewayFlags(c *gateway.Config, join *string, faults *gatewayFaultArgs, t *tlsArgs) *flag.FlagSet {
 	*c = gateway.DefaultConfig()
 	fs := flag.NewFlagSet("lockd gateway", flag.ContinueOnError)
 	fs.StringVar(join, "join", "", "members' HTTP API addresses to learn the cluster from: host:port[,host:port]")
@@ -23,6 +23,7 @@ func gatewayFlags(c *gateway.Config, join *string, faults *gatewayFaultArgs) *fl
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "time to get a request answered, retries included (a blocking acquire adds its wait)")
 	fs.DurationVar(&c.RefreshInterval, "refresh-interval", c.RefreshInterval, "how often to fetch the shard map and leaders again")
 	faults.register(fs)
+	t.registerGateway(fs)
 	return fs
 }
 
@@ -30,17 +31,18 @@ func parseGateway(args []string) (gateway.Config, error) {
 	var c gateway.Config
 	var join string
 	var faults gatewayFaultArgs
-	if err := parse(gatewayFlags(&c, &join, &faults), args); err != nil {
+	var t tlsArgs
+	if err := parse(gatewayFlags(&c, &join, &faults, &t), args); err != nil {
 		return gateway.Config{}, err
 	}
 	if err := applyGatewayFaults(&faults, &c); err != nil {
 		return gateway.Config{}, err
 	}
-	for _, a := range strings.Split(join, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			c.Join = append(c.Join, a)
-		}
+	var err error
+	if c.TLS, c.UpstreamTLS, err = t.gateway(); err != nil {
+		return gateway.Config{}, err
 	}
+	c.Join = list(join)
 	if len(c.Join) == 0 {
 		return gateway.Config{}, errors.New("--join is required")
 	}
@@ -54,17 +56,20 @@ func runGateway(c gateway.Config, stdout io.Writer, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "lockstep gateway: http://%s (joined %s)\n", g.Addr(), strings.Join(c.Join, ","))
-	waitForSignal()
+	fmt.Fprintf(stdout, "lockstep gateway: %s (joined %s)\n", g.URL(), strings.Join(c.Join, ","))
+	<-signals()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return g.Stop(ctx)
 }
 
 // startDevGateway serves a gateway joined to every dev node.
-func startDevGateway(addr string, peers []node.Peer, logger *slog.Logger) (*gateway.Gateway, error) {
+func startDevGateway(addr string, peers []node.Peer, logger *slog.Logger, pki *devPKI) (*gateway.Gateway, error) {
 	c := gateway.DefaultConfig()
 	c.HTTPAddr, c.Logger = addr, logger
+	if pki != nil {
+		c.TLS, c.UpstreamTLS = pki.gateway, pki.upstream
+	}
 	for _, p := range peers {
 		c.Join = append(c.Join, p.HTTPAddr)
 	}

@@ -6,7 +6,7 @@ import "testing"
 // member, on by default in lockd dev (one port per node). Method: parse
 // command lines and read the options and dev addresses.
 func TestGRPCFlags(t *testing.T) {
-	base := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170"}
+	base := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170", "--insecure"}
 	opts, err := parseMember(base)
 	if err != nil || opts.GRPCAddr != "" {
 		t.Fatalf("member without --grpc-addr: %q %v, want no gRPC", opts.GRPCAddr, err)

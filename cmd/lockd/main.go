@@ -38,13 +38,19 @@ Usage:
       start a local 3-node cluster with 3 lock shards in this process, no
       configuration needed (HTTP on 127.0.0.1:7070-7072, gRPC on
       127.0.0.1:7270-7272, a gateway on 127.0.0.1:7000, data in a temp dir
-      unless --data-dir; plaintext, loopback only)
+      unless --data-dir; plaintext, loopback only; --tls serves TLS with a
+      throwaway CA)
   lockd gateway --join HOST:PORT[,HOST:PORT] [flags]
       run a stateless gateway: the same HTTP API, each request sent
       straight to its shard's leader
   lockd --id ID --raft-addr HOST:PORT --data-dir DIR --peers LIST [flags]
       run one member of a cluster; --peers lists every member as
-      id=raftaddr[@httpaddr],... and the same command line restarts it
+      id=raftaddr[@httpaddr],... and the same command line restarts it;
+      it needs --tls-cert, --tls-key and --tls-ca (mutual TLS between
+      members, HTTPS and gRPC over TLS), or --insecure for plaintext
+  lockd certs --dir DIR --nodes n1,n2,n3 [--clients c1] [flags]
+      make a CA and node, gateway and client certificates (ECDSA P-256)
+      for --tls-cert, --tls-key and --tls-ca
   lockd -h | --help | help
       this text
 `
@@ -54,6 +60,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 // run is lockd with its streams passed in: 0 on success or help, 2 for a
 // wrong command line, 1 when a member fails at run time.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "certs" {
+		return runCerts(args[1:], stdout, stderr)
+	}
 	dev := len(args) > 0 && args[0] == "dev"
 	gw := len(args) > 0 && args[0] == "gateway"
 	if dev || gw {
@@ -100,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
 	for _, fs := range []*flag.FlagSet{memberFlags(new(memberArgs)), devFlags(new(devConfig)),
-		gatewayFlags(new(gateway.Config), new(string), new(gatewayFaultArgs))} {
+		gatewayFlags(new(gateway.Config), new(string), new(gatewayFaultArgs), new(tlsArgs)), certsFlags(new(certsArgs))} {
 		fmt.Fprintf(w, "\nFlags of %s:\n", fs.Name())
 		fs.SetOutput(w)
 		fs.PrintDefaults()
@@ -163,6 +172,7 @@ type memberArgs struct {
 	faults                                           faultArgs
 	grpc                                             grpcArgs
 	acl                                              aclArgs
+	tls                                              tlsArgs
 }
 
 func memberFlags(a *memberArgs) *flag.FlagSet {
@@ -183,6 +193,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	a.faults.register(fs)
 	a.grpc.registerMember(fs)
 	a.acl.register(fs)
+	a.tls.register(fs)
 	return fs
 }
 
@@ -235,6 +246,9 @@ func parseMember(args []string) (lockd.Options, error) {
 	if err := applyFaults(&a.faults, &opts); err != nil {
 		return lockd.Options{}, err
 	}
+	if opts.TLS, err = a.tls.member(); err != nil {
+		return lockd.Options{}, err
+	}
 	return opts, nil
 }
 
@@ -244,8 +258,9 @@ func runMember(opts lockd.Options, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	logger.Info("lockd member started", "id", opts.ID, "http", m.Addr(), "raft", opts.RaftAddr, "data", opts.DataDir)
-	waitForSignal()
+	logger.Info("lockd member started", "id", opts.ID, "http", m.URL(), "raft", opts.RaftAddr, "data", opts.DataDir,
+		"tls", opts.TLS != nil)
+	<-signals()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return m.Stop(ctx)
@@ -259,7 +274,7 @@ type devConfig struct {
 	dataDir, host, pprofAddr, logStore string
 	gatewayAddr                        string
 	httpBase, raftBase, nodes, shards  int
-	raftLog                            bool
+	raftLog, tls                       bool
 	limits                             limits
 	grpc                               grpcArgs
 	commitPath                         commitPathArgs
@@ -278,6 +293,7 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address (profiling)")
 	fs.StringVar(&c.logStore, "log-store", "wal", "Raft log store: wal or bolt (raft-boltdb/v2)")
 	fs.StringVar(&c.gatewayAddr, "gateway-addr", "127.0.0.1:7000", "also serve a gateway here (empty: none)")
+	fs.BoolVar(&c.tls, "tls", false, "serve TLS everywhere with a throwaway CA and certificates made in a temp dir (default: plaintext)")
 	c.limits.register(fs)
 	c.grpc.registerDev(fs)
 	c.commitPath.register(fs)
@@ -309,6 +325,9 @@ func parseDev(args []string) (devConfig, error) {
 // loopback with no configuration: HTTP on 7070..., Raft on 7170..., data in
 // a temp dir unless --data-dir.
 func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
+	// Caught from the start: a signal during start-up still removes the
+	// temp dirs.
+	sig := signals()
 	if c.pprofAddr != "" {
 		go func() { logger.Warn("pprof stopped", "err", http.ListenAndServe(c.pprofAddr, nil)) }()
 	}
@@ -320,6 +339,18 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
+	}
+	var pki *devPKI
+	if c.tls {
+		var ids []string
+		for i := range c.nodes {
+			ids = append(ids, fmt.Sprintf("n%d", i+1))
+		}
+		var err error
+		if pki, err = makeDevPKI(ids); err != nil {
+			return err
+		}
+		defer os.RemoveAll(pki.dir)
 	}
 	var peers []node.Peer
 	for i := 0; i < c.nodes; i++ {
@@ -345,7 +376,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
 			Peers: peers, Bootstrap: true, Shards: c.shards, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
 			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore), GRPCAddr: c.grpc.devAddr(c.host, i),
-			Tune: c.commitPath.tune, ACLBootstrapToken: c.acl.bootstrapToken,
+			Tune: c.commitPath.tune, ACLBootstrapToken: c.acl.bootstrapToken, TLS: pki.member(p.ID),
 		}
 		c.commitPath.member(&opts)
 		m, err := lockd.Start(opts)
@@ -354,24 +385,35 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 		}
 		members = append(members, m)
 	}
+	transport := "plaintext"
+	if pki != nil {
+		transport = "TLS"
+	}
 	for i, p := range peers {
-		fmt.Fprintf(stdout, "lockstep dev node %s: http://%s (raft %s)\n", p.ID, p.HTTPAddr, p.RaftAddr)
+		fmt.Fprintf(stdout, "lockstep dev node %s: %s (raft %s, %s)\n", p.ID, members[i].URL(), p.RaftAddr, transport)
 		if addr := members[i].GRPCAddr(); addr != "" {
-			fmt.Fprintf(stdout, "lockstep dev node %s: grpc %s (plaintext)\n", p.ID, addr)
+			fmt.Fprintf(stdout, "lockstep dev node %s: grpc %s (%s)\n", p.ID, addr, transport)
 		}
 	}
 	if c.gatewayAddr != "" {
-		g, err := startDevGateway(c.gatewayAddr, peers, logger)
+		g, err := startDevGateway(c.gatewayAddr, peers, logger, pki)
 		if err != nil {
 			return err
 		}
 		defer stopDevGateway(g, logger)
-		fmt.Fprintf(stdout, "lockstep dev gateway: http://%s (sends each request to its shard's leader)\n", g.Addr())
+		fmt.Fprintf(stdout, "lockstep dev gateway: %s (sends each request to its shard's leader)\n", g.URL())
 	}
 	fmt.Fprintf(stdout, "%d lock shards (Raft groups) on every node, plus the metadata group\n", c.shards)
-	fmt.Fprintf(stdout, "data in %s; try: curl -s -XPOST http://%s/lock/acquire -d '{\"resource\":\"r1\",\"client_id\":\"me\",\"ttl\":10000}'\n",
-		dir, peers[0].HTTPAddr)
-	waitForSignal()
+	if pki != nil {
+		cl := pki.issued.Clients[devClient]
+		fmt.Fprintf(stdout, "TLS everywhere with a throwaway CA (removed on exit): CA %s, client certificate %s, key %s\n",
+			pki.issued.CA, cl.Cert, cl.Key)
+	} else {
+		fmt.Fprintf(stdout, "plaintext on loopback, no TLS (lockd dev --tls serves TLS)\n")
+	}
+	fmt.Fprintf(stdout, "data in %s; try: curl -s %s-XPOST %s/lock/acquire -d '{\"resource\":\"r1\",\"client_id\":\"me\",\"ttl\":10000}'\n",
+		dir, pki.curlFlags(), members[0].URL())
+	<-sig
 	return nil
 }
 
@@ -382,8 +424,9 @@ func raftLogs(on bool) io.Writer {
 	return io.Discard
 }
 
-func waitForSignal() {
+// signals catches SIGINT and SIGTERM from now on; receive to wait for one.
+func signals() <-chan os.Signal {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	<-ch
+	return ch
 }

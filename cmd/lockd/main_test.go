@@ -58,7 +58,7 @@ func TestBadCommandLineExitsTwo(t *testing.T) {
 // every limit flag and read the resulting lockd.Options.
 func TestLimitFlagsReachTheConfig(t *testing.T) {
 	opts, err := parseMember([]string{
-		"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170@127.0.0.1:7070",
+		"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170@127.0.0.1:7070", "--insecure",
 		"--max-resources", "5", "--max-waiters", "7", "--max-wait", "1m", "--min-ttl", "10ms", "--max-ttl", "2m",
 		"--max-in-flight", "3", "--read-timeout", "1s", "--write-timeout", "2s", "--idle-timeout", "3s",
 		"--request-timeout", "4s",

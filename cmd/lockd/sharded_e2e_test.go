@@ -49,7 +49,7 @@ func buildLockd(t *testing.T) string {
 func (p *proc) start(t *testing.T, bin, peers string, extra ...string) {
 	t.Helper()
 	args := append([]string{"--id", p.id, "--raft-addr", p.raft, "--http-addr", p.http, "--data-dir", p.dir,
-		"--peers", peers, "--bootstrap"}, extra...)
+		"--peers", peers, "--bootstrap", "--insecure"}, extra...)
 	p.cmd = exec.Command(bin, args...)
 	if testing.Verbose() {
 		p.cmd.Stderr = os.Stderr

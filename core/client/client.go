@@ -11,6 +11,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +49,11 @@ type Config struct {
 	// HTTPClient sends requests. Nil: a fresh http.Client. Leave its Timeout
 	// at zero: per-attempt bounds come from AttemptTimeout and the acquire wait.
 	HTTPClient *http.Client
+	// TLS configures the https endpoints: the CA that signs the members'
+	// certificates and, when the cluster requires one, the client
+	// certificate (tlsconf.Client builds it). Only with a nil HTTPClient;
+	// give an HTTPClient its own transport's TLS instead.
+	TLS *tls.Config
 	// BackoffBase and BackoffMax shape the retry delay: uniform in
 	// [0, min(BackoffMax, BackoffBase·2^retry)] ("full jitter").
 	// Defaults 50ms and 2s.
@@ -116,6 +122,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxAttempts < 0 {
 		return nil, errors.New("lockstep: MaxAttempts must not be negative")
 	}
+	if cfg.TLS != nil && cfg.HTTPClient != nil {
+		return nil, errors.New("lockstep: TLS and HTTPClient both set; configure TLS on the HTTPClient's transport")
+	}
 	ent := &entropy{seed: cfg.Rand}
 	c := &Client{
 		entropy:        ent,
@@ -138,7 +147,11 @@ func New(cfg Config) (*Client, error) {
 		c.clientID = ent.id()
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: newTransport()}
+		tr := newTransport()
+		if cfg.TLS != nil {
+			tr.TLSClientConfig = cfg.TLS.Clone()
+		}
+		c.http = &http.Client{Transport: tr}
 	}
 	if c.now == nil {
 		c.now = time.Now

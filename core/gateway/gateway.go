@@ -8,6 +8,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,6 +47,12 @@ type Config struct {
 	// The simulator sets one over its network, so the real gateway runs
 	// under the same faults as the members.
 	Transport http.RoundTripper
+	// TLS, when set, serves HTTPS; its ClientAuth and ClientCAs decide
+	// which client certificates are required.
+	TLS *tls.Config
+	// UpstreamTLS, when set, reaches the members over HTTPS with it (the
+	// default transport only).
+	UpstreamTLS *tls.Config
 }
 
 // DefaultConfig returns the gateway defaults.
@@ -82,8 +89,10 @@ func (c Config) Validate() error {
 
 // Gateway routes API requests to shard leaders.
 type Gateway struct {
-	cfg     Config
-	http    *http.Client
+	cfg  Config
+	http *http.Client
+	// scheme is the members' ("http" or "https").
+	scheme  string
 	metrics *metrics
 	mux     *http.ServeMux
 	// current is the published map (nil until a member answered).
@@ -121,13 +130,19 @@ func New(cfg Config) (*Gateway, error) {
 			MaxIdleConnsPerHost: 256,
 			IdleConnTimeout:     90 * time.Second,
 			DialContext:         (&net.Dialer{Timeout: time.Second}).DialContext,
+			TLSClientConfig:     cfg.UpstreamTLS,
 		}
+	}
+	scheme := "http"
+	if cfg.UpstreamTLS != nil {
+		scheme = "https"
 	}
 	g := &Gateway{
 		cfg: cfg,
 		// No client timeout: a blocking acquire may wait long; each
 		// request carries its own deadline.
 		http:       &http.Client{Transport: tr},
+		scheme:     scheme,
 		metrics:    newMetrics(reg),
 		mux:        http.NewServeMux(),
 		closed:     make(chan struct{}),
@@ -170,11 +185,19 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(g.cfg.Logger.Handler(), slog.LevelWarn),
+		// A copy: net/http adds its protocols to the config it serves.
+		TLSConfig: cfg.TLS.Clone(),
 	}
 	go g.refreshLoop(runCtx)
 	go func() {
 		defer close(g.closed)
-		if err := g.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if cfg.TLS != nil {
+			err = g.srv.ServeTLS(ln, "", "")
+		} else {
+			err = g.srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			g.cfg.Logger.Error("gateway: http server stopped", "err", err)
 		}
 	}()
@@ -183,6 +206,14 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 
 // Addr is the bound HTTP address.
 func (g *Gateway) Addr() string { return g.ln.Addr().String() }
+
+// URL is the gateway's base URL: https when it serves TLS.
+func (g *Gateway) URL() string {
+	if g.cfg.TLS != nil {
+		return "https://" + g.Addr()
+	}
+	return "http://" + g.Addr()
+}
 
 // Stop ends the refreshes and shuts the HTTP server down.
 func (g *Gateway) Stop(ctx context.Context) error {

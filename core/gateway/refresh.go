@@ -96,7 +96,7 @@ func (g *Gateway) fetchViews(ctx context.Context, addrs []string) []api.ClusterR
 // the member's view either way, and it then never asks its leader).
 func (g *Gateway) fetchView(ctx context.Context, addr string) (api.ClusterResponse, error) {
 	var v api.ClusterResponse
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+api.PathCluster+"?local=true", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.scheme+"://"+addr+api.PathCluster+"?local=true", nil)
 	if err != nil {
 		return v, fmt.Errorf("build request: %w", err)
 	}

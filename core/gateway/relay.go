@@ -171,7 +171,7 @@ func (g *Gateway) forward(ctx context.Context, c call) answer {
 
 // attempt sends c to the member at addr once.
 func (g *Gateway) attempt(ctx context.Context, addr string, c call) outcome {
-	req, err := http.NewRequestWithContext(ctx, c.method, "http://"+addr+c.uri, bytes.NewReader(c.body))
+	req, err := http.NewRequestWithContext(ctx, c.method, g.scheme+"://"+addr+c.uri, bytes.NewReader(c.body))
 	if err != nil {
 		return outcome{answer: errorAnswer(api.CodeInternal, "internal: build request: "+err.Error())}
 	}

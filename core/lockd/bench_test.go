@@ -16,6 +16,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
+	"github.com/lockstep/lockstep/core/tlsconf"
 )
 
 // BenchmarkReplicatedCycle measures acquire+release cycles through Raft on
@@ -45,9 +46,24 @@ func BenchmarkReplicatedCycle(b *testing.B) {
 // distinct keys.
 func BenchmarkHTTPCycle(b *testing.B) {
 	c := startClusterTB(b, lockd.LogStoreWAL)
-	url := c.url(c.leader())
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchCallers}}
-	runCycles(b, func(key string) error {
+	runCycles(b, httpCycle(hc, c.url(c.leader())))
+}
+
+// BenchmarkHTTPSCycle is BenchmarkHTTPCycle with TLS everywhere: mutual
+// TLS on the member port (Raft replication) and HTTPS with a client
+// certificate on the API; the difference is what TLS costs a cycle.
+func BenchmarkHTTPSCycle(b *testing.B) {
+	p := issuePKI(b, []string{"n1", "n2", "n3"}, []string{"app"})
+	c := startClusterTB(b, lockd.LogStoreWAL, p.member)
+	app := p.clients["app"]
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchCallers, TLSClientConfig: tlsconf.Client(p.ca, &app)}}
+	runCycles(b, httpCycle(hc, c.members[c.leader()].URL()))
+}
+
+// httpCycle is an acquire and a release of key through url's API.
+func httpCycle(hc *http.Client, url string) func(key string) error {
+	return func(key string) error {
 		var got api.AcquireResponse
 		if err := postJSON(hc, url+api.PathAcquire, api.AcquireRequest{Resource: key, ClientID: "c", TTL: 10_000}, &got); err != nil {
 			return err
@@ -56,7 +72,7 @@ func BenchmarkHTTPCycle(b *testing.B) {
 			return fmt.Errorf("acquire of fresh key %s refused", key)
 		}
 		return postJSON(hc, url+api.PathRelease, api.ReleaseRequest{Resource: key, LeaseID: got.LeaseID}, nil)
-	})
+	}
 }
 
 // benchCallers is the closed-loop concurrency of the cycle benchmarks.

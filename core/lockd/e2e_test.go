@@ -26,6 +26,8 @@ type cluster struct {
 	peers   []node.Peer
 	dirs    []string
 	members []*lockd.Member
+	// with adjusts member i's options (TLS, gRPC) before each start.
+	with []func(i int, o *lockd.Options)
 }
 
 func freeAddr(t testing.TB) string {
@@ -42,9 +44,9 @@ func startCluster(t *testing.T, store lockd.LogStoreKind) *cluster {
 	return startClusterTB(t, store)
 }
 
-func startClusterTB(t testing.TB, store lockd.LogStoreKind) *cluster {
+func startClusterTB(t testing.TB, store lockd.LogStoreKind, with ...func(i int, o *lockd.Options)) *cluster {
 	t.Helper()
-	c := &cluster{t: t, store: store, members: make([]*lockd.Member, 3)}
+	c := &cluster{t: t, store: store, members: make([]*lockd.Member, 3), with: with}
 	base := t.TempDir()
 	for i := 0; i < 3; i++ {
 		c.peers = append(c.peers, node.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: freeAddr(t), HTTPAddr: freeAddr(t)})
@@ -65,11 +67,15 @@ func startClusterTB(t testing.TB, store lockd.LogStoreKind) *cluster {
 
 func (c *cluster) start(i int) {
 	p := c.peers[i]
-	m, err := lockd.Start(lockd.Options{
+	opts := lockd.Options{
 		ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: c.dirs[i], Peers: c.peers, LogStore: c.store,
 		Bootstrap: true, Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler),
 		Tune: func(cfg *node.Config) { cfg.SnapshotThreshold = 8; cfg.TrailingLogs = 4 },
-	})
+	}
+	for _, w := range c.with {
+		w(i, &opts)
+	}
+	m, err := lockd.Start(opts)
 	if err != nil {
 		c.t.Fatalf("start %s: %v", p.ID, err)
 	}
@@ -123,16 +129,22 @@ func post[T any](t *testing.T, url string, body any) (T, int) {
 
 func status(t *testing.T, url, resource string) api.StatusResponse {
 	t.Helper()
-	resp, err := http.Get(url + api.PathStatus + "?resource=" + resource)
+	var st api.StatusResponse
+	getJSON(t, http.DefaultClient, url+api.PathStatus+"?resource="+resource, &st)
+	return st
+}
+
+// getJSON decodes url's reply into out.
+func getJSON(t *testing.T, hc *http.Client, url string, out any) {
+	t.Helper()
+	resp, err := hc.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st api.StatusResponse
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatal(err)
 	}
-	return st
 }
 
 // TestLeaderCrashKeepsLocksTokensAndQueue: goal — a leader crash loses no

@@ -2,11 +2,13 @@ package lockd
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/lockstep/lockstep/core/grpcapi"
 	"github.com/lockstep/lockstep/core/lock"
@@ -52,13 +54,18 @@ func (f *grpcFront) tune(cfg *node.Config) {
 	}
 }
 
-// serve starts serving the member's API over gRPC.
-func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger) {
+// serve starts serving the member's API over gRPC, over TLS when cfg is
+// set.
+func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger, cfg *tls.Config) {
 	if f == nil {
 		return
 	}
 	f.api = api
-	f.srv = grpcapi.NewServer(grpcapi.New(api, h, f.changes), grpcAuth()...)
+	opts := grpcAuth()
+	if cfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+	}
+	f.srv = grpcapi.NewServer(grpcapi.New(api, h, f.changes), opts...)
 	go func() {
 		defer close(f.done)
 		if err := f.srv.Serve(f.ln); err != nil {

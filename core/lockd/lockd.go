@@ -74,6 +74,9 @@ type Options struct {
 	// with this secret as the first admin token (acl.go); harmless on
 	// restart and on every member.
 	ACLBootstrapToken string
+	// TLS, when set, serves every port over TLS: mutual TLS on the member
+	// port, client certificates on the API ports if TLS.APIClients is set.
+	TLS *TLS
 }
 
 // Member is a running lockstep process member.
@@ -83,7 +86,10 @@ type Member struct {
 	ln      net.Listener
 	members *memberPort
 	grpc    *grpcFront
-	closed  chan struct{}
+	// tls is whether the API serves TLS (the http.Server's own TLSConfig
+	// is no sign: net/http sets it up while serving).
+	tls    bool
+	closed chan struct{}
 }
 
 // Start opens the member port, the metadata group and the lock shards
@@ -113,7 +119,7 @@ func Start(opts Options) (*Member, error) {
 	case opts.Shards == 0:
 		opts.Shards = shards
 	}
-	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.RaftLogs)
+	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.RaftLogs, opts.TLS)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +191,7 @@ func Start(opts Options) (*Member, error) {
 	host.Store(h)
 	scfg := opts.Server
 	scfg.Logger = opts.Logger
+	scfg.PeerTLS = opts.TLS.peerDial()
 	scfg.Collectors = append(scfg.Collectors, recorder.Collector(), stages.RaftCollector())
 	if scfg.MaxWait == 0 {
 		scfg.MaxWait = opts.Lock.MaxWait
@@ -198,13 +205,22 @@ func Start(opts Options) (*Member, error) {
 		grpc:    front,
 		closed:  make(chan struct{}),
 	}
-	front.serve(srv, h, opts.Logger)
+	apiTLS := opts.TLS.api()
+	front.serve(srv, h, opts.Logger, apiTLS)
+	// A copy: net/http adds its protocols to the config it serves.
+	m.HTTP.TLSConfig, m.tls = apiTLS.Clone(), apiTLS != nil
 	if bootstrap != nil {
 		bootstrapACL(h, *bootstrap, m.closed, opts.Logger)
 	}
 	go func() {
 		defer close(m.closed)
-		if err := m.HTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if apiTLS != nil {
+			err = m.HTTP.ServeTLS(ln, "", "")
+		} else {
+			err = m.HTTP.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			opts.Logger.Error("http server stopped", "node", opts.ID, "err", err)
 		}
 	}()
@@ -254,6 +270,14 @@ func keepShards(dir string, n int) error {
 
 // Addr is the bound HTTP address.
 func (m *Member) Addr() string { return m.ln.Addr().String() }
+
+// URL is the HTTP API's base URL: https when the member serves TLS.
+func (m *Member) URL() string {
+	if m.tls {
+		return "https://" + m.Addr()
+	}
+	return "http://" + m.Addr()
+}
 
 // GRPCAddr is the bound gRPC address, "" when not serving gRPC.
 func (m *Member) GRPCAddr() string { return m.grpc.addr() }

@@ -2,6 +2,7 @@ package lockd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -22,10 +23,12 @@ import (
 // the Raft RPCs and forwarded commands of every group share it through
 // core/mux, and the public HTTP port serves no internal endpoint.
 type memberPort struct {
-	mux    *mux.Listener
-	addr   *net.TCPAddr
-	logs   io.Writer
-	logger *slog.Logger
+	mux  *mux.Listener
+	addr *net.TCPAddr
+	// dialTLS dials peers over mutual TLS; nil: plaintext.
+	dialTLS *tls.Config
+	logs    io.Writer
+	logger  *slog.Logger
 
 	mu       sync.Mutex
 	forwards []*http.Server
@@ -41,7 +44,7 @@ const (
 	raftTimeout  = 5 * time.Second
 )
 
-func listenMembers(bind string, logger *slog.Logger, raftLogs io.Writer) (*memberPort, error) {
+func listenMembers(bind string, logger *slog.Logger, raftLogs io.Writer, t *TLS) (*memberPort, error) {
 	addr, err := net.ResolveTCPAddr("tcp", bind)
 	if err != nil {
 		return nil, fmt.Errorf("raft address %q: %w", bind, err)
@@ -56,7 +59,7 @@ func listenMembers(bind string, logger *slog.Logger, raftLogs io.Writer) (*membe
 	if raftLogs == nil {
 		raftLogs = io.Discard
 	}
-	return &memberPort{mux: mux.New(ln, logger), addr: addr, logs: raftLogs, logger: logger}, nil
+	return &memberPort{mux: mux.New(t.peerListener(ln), logger), addr: addr, dialTLS: t.peerDial(), logs: raftLogs, logger: logger}, nil
 }
 
 // transport is group g's Raft transport over the shared port.
@@ -66,7 +69,7 @@ func (p *memberPort) transport(g uint64) (*raft.NetworkTransport, error) {
 		return nil, err
 	}
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:          &mux.StreamLayer{Route: route, Advertise: p.addr},
+		Stream:          &mux.StreamLayer{Route: route, Advertise: p.addr, TLS: p.dialTLS},
 		MaxPool:         raftPoolSize,
 		Timeout:         raftTimeout,
 		MaxRPCsInFlight: p.rpcsInFlight,
@@ -82,6 +85,9 @@ func (p *memberPort) forwarder(g uint64) *node.HTTPForwarder {
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			ctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
+			if p.dialTLS != nil {
+				return mux.DialTLS(ctx, addr, mux.Forward, g, p.dialTLS)
+			}
 			return mux.Dial(ctx, addr, mux.Forward, g)
 		},
 	}

@@ -9,6 +9,7 @@ package mux
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -142,6 +143,10 @@ func (l *Listener) acceptLoop() {
 func (l *Listener) handoff(conn net.Conn) {
 	defer l.wg.Done()
 	_ = conn.SetReadDeadline(time.Now().Add(headerTimeout))
+	if err := l.handshake(conn); err != nil {
+		_ = conn.Close()
+		return
+	}
 	br := bufio.NewReaderSize(conn, 16)
 	kind, group, err := readHeader(br)
 	if err != nil {
@@ -208,6 +213,11 @@ func Dial(ctx context.Context, addr string, kind Kind, group uint64) (net.Conn, 
 	if err != nil {
 		return nil, err
 	}
+	return sendHeader(ctx, conn, addr, kind, group)
+}
+
+// sendHeader names the route on a fresh connection (closed on failure).
+func sendHeader(ctx context.Context, conn net.Conn, addr string, kind Kind, group uint64) (net.Conn, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetWriteDeadline(dl)
 	}
@@ -275,6 +285,8 @@ type StreamLayer struct {
 	*Route
 	// Advertise is the address peers reach this member at.
 	Advertise net.Addr
+	// TLS, when set, dials peers over TLS (DialTLS).
+	TLS *tls.Config
 }
 
 var _ raft.StreamLayer = (*StreamLayer)(nil)
@@ -283,6 +295,9 @@ var _ raft.StreamLayer = (*StreamLayer)(nil)
 func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	if s.TLS != nil {
+		return DialTLS(ctx, string(address), s.key.kind, s.key.group, s.TLS)
+	}
 	return Dial(ctx, string(address), s.key.kind, s.key.group)
 }
 

@@ -22,7 +22,7 @@ func (s *bufferSink) ID() string    { return "buffer" }
 // releases across all of them and new locks; the persisted bytes must
 // restore to the digest and last index seen when the snapshot was taken.
 func TestSnapshotPersistedAfterMoreApplies(t *testing.T) {
-	f, err := newFSM(lock.DefaultConfig(), newNotifier(nil), nil)
+	f, err := newFSM(lock.DefaultConfig(), newNotifier(nil), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestSnapshotPersistedAfterMoreApplies(t *testing.T) {
 	if err := snap.Persist(&sink); err != nil {
 		t.Fatal(err)
 	}
-	restored, err := newFSM(lock.DefaultConfig(), newNotifier(nil), nil)
+	restored, err := newFSM(lock.DefaultConfig(), newNotifier(nil), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

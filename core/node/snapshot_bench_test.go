@@ -74,7 +74,7 @@ func BenchmarkFSMSnapshot(b *testing.B) {
 // benchSnapshot: without snapshots, each iteration only applies the renew
 // batch (the baseline for renew512).
 func benchSnapshot(b *testing.B, n int, snapshots bool) {
-	f, err := newFSM(lock.DefaultConfig(), newNotifier(nil), nil)
+	f, err := newFSM(lock.DefaultConfig(), newNotifier(nil), nil, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

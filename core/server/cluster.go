@@ -86,7 +86,7 @@ func (s *Server) leaderView(ctx context.Context, leader node.Peer, addr string) 
 	ctx, cancel := context.WithTimeout(ctx, leaderViewTimeout)
 	defer cancel()
 	var cr api.ClusterResponse
-	url := "http://" + addr + api.PathCluster + "?local=true"
+	url := s.peerScheme + "://" + addr + api.PathCluster + "?local=true"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return cr, fmt.Errorf("build request: %w", err)

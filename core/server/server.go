@@ -4,6 +4,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +56,9 @@ type Config struct {
 	Logger        *slog.Logger
 	// Collectors are extra series for /metrics (the member's stage timings).
 	Collectors []prometheus.Collector
+	// PeerTLS, when set, is the client side of a follower asking its
+	// leader's API (GET /cluster) over HTTPS; nil: plain HTTP.
+	PeerTLS *tls.Config
 }
 
 // DefaultConfig returns the front-end defaults.
@@ -81,8 +85,8 @@ const (
 	// maxHeaderBytes bounds a request's header block.
 	maxHeaderBytes = 64 << 10
 	// maxStreamsPerConn bounds concurrent requests on one HTTP/2
-	// connection, should h2 be enabled (it needs TLS, which lockd does not
-	// serve). An HTTP/1.1 connection runs one request at a time.
+	// connection (h2 is offered over TLS only). An HTTP/1.1 connection
+	// runs one request at a time.
 	maxStreamsPerConn = 100
 )
 
@@ -97,8 +101,10 @@ type Server struct {
 	cfg     Config
 	metrics *metrics
 	mux     *http.ServeMux
-	// peers fetches the leader's view for GET /cluster on a follower.
-	peers *http.Client
+	// peers fetches the leader's view for GET /cluster on a follower, at
+	// peerScheme ("http" or "https").
+	peers      *http.Client
+	peerScheme string
 	// inFlight holds one token per API request being served.
 	inFlight chan struct{}
 	// rates are the namespaces' acquire buckets (quota.go).
@@ -145,8 +151,13 @@ func New(h *shard.Host, cfg Config) *Server {
 	reg := prometheus.NewRegistry()
 	s := &Server{
 		host: h, cfg: cfg, metrics: newMetrics(reg, h), mux: http.NewServeMux(),
-		peers:    &http.Client{Timeout: leaderViewTimeout},
-		inFlight: make(chan struct{}, cfg.MaxInFlight), watchesEnd: make(chan struct{}),
+		peers:      &http.Client{Timeout: leaderViewTimeout},
+		peerScheme: "http",
+		inFlight:   make(chan struct{}, cfg.MaxInFlight), watchesEnd: make(chan struct{}),
+	}
+	if cfg.PeerTLS != nil {
+		s.peers.Transport = &http.Transport{TLSClientConfig: cfg.PeerTLS}
+		s.peerScheme = "https"
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "lockstep_http_in_flight", Help: "API requests being served (bounded by MaxInFlight).",

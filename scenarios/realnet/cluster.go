@@ -193,7 +193,7 @@ func (c *Cluster) args(m *member, bootstrap bool) []string {
 		peers = append(peers, fmt.Sprintf("%s=%s@%s", o.id, raft, o.apiAddr()))
 	}
 	a := []string{"--id", m.id, "--raft-addr", m.raftAddr, "--http-addr", m.httpAddr, "--data-dir", m.dataDir,
-		"--peers", strings.Join(peers, ","), "--fault-trace", m.trace, "--fault-control", m.control}
+		"--peers", strings.Join(peers, ","), "--fault-trace", m.trace, "--fault-control", m.control, "--insecure"}
 	if bootstrap {
 		a = append(a, "--bootstrap")
 	}
