@@ -23,7 +23,7 @@ func TestFaultFlagsRefused(t *testing.T) {
 	if _, err := parseMember(base); err != nil {
 		t.Fatalf("plain member refused: %v", err)
 	}
-	gw := []string{"--join", "127.0.0.1:7070"}
+	gw := []string{"--join", "127.0.0.1:7070", "--insecure"}
 	if _, err := parseGateway(append(gw, "--fault-via", "127.0.0.1:7070=127.0.0.1:9000")); !errors.Is(err, errNoFaults) {
 		t.Errorf("gateway --fault-via: err %v, want errNoFaults", err)
 	}

@@ -95,7 +95,7 @@ func TestDevTakesTheLimitFlags(t *testing.T) {
 // parse a member command line with both and read the lockd.Options.
 func TestPlacementFlagsReachTheOptions(t *testing.T) {
 	opts, err := parseMember([]string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d",
-		"--peers", "n1=127.0.0.1:7170", "--advertise-http", "127.0.0.1:9070", "--spread-interval", "500ms"})
+		"--peers", "n1=127.0.0.1:7170", "--advertise-http", "127.0.0.1:9070", "--spread-interval", "500ms", "--insecure"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestCommitPathFlags(t *testing.T) {
 			t.Errorf("%s: options in flight %d, log cache %d", what, opts.RaftRPCsInFlight, opts.LogCache)
 		}
 	}
-	member := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170"}
+	member := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170", "--insecure"}
 	opts, err := parseMember(append(member, knobs...))
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func (c *Cluster) gatewayArgs() []string {
 	}
 	return []string{"gateway", "--join", strings.Join(join, ","), "--http-addr", c.gw.httpAddr,
 		"--request-timeout", gatewayRequestTimeout.String(), "--refresh-interval", gatewayRefresh.String(),
-		"--fault-via", strings.Join(via, ",")}
+		"--fault-via", strings.Join(via, ","), "--insecure"}
 }
 
 // startGateway starts the gateway and waits until it serves.
