@@ -196,6 +196,9 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 		SnapshotInterval: time.Duration(c.snap.IntervalMs) * time.Millisecond,
 		OnEvent:          func(ev lock.Event) { c.rec.event(m.id, m.group, ev) },
 		OnApply:          func(index uint64, entry []byte, st *lock.State) { c.rec.apply(m.id, m.group, index, entry, st) },
+		OnApplyPanic: func(index uint64, v any, stack []byte) {
+			c.rec.panicked(m.id, "apply", m.group, index, v, stack)
+		},
 		OnWake: func(res string, index uint64, lease lock.LeaseID, woken int) {
 			c.rec.wake(m.group, res, index, lease, woken)
 		},

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -31,6 +32,11 @@ type recorder struct {
 	entries  []checker.Entry
 	wakeups  map[wakeKey]int
 	faults   []checker.Fault
+	panics   []checker.Panic
+	// commands are the entries that say who holds callers, as the first
+	// replica to apply each index read them; commanded marks the indexes.
+	commands  []checker.Command
+	commanded map[traceKey]bool
 	// entriesClosed: the run is over; later entries are not listed.
 	entriesClosed bool
 }
@@ -62,6 +68,8 @@ func newRecorder() *recorder {
 		perNode: make(map[string]*nodeCursor),
 		applied: make(map[traceKey]appliedAt),
 		wakeups: make(map[wakeKey]int),
+
+		commanded: make(map[traceKey]bool),
 	}
 	r.fenced = checker.NewFencedStore(r.now)
 	return r
@@ -152,7 +160,39 @@ const maxMismatches = 50
 // the first replica of its group that applied that index.
 func (r *recorder) apply(node string, group int, index uint64, entry []byte, st *lock.State) {
 	a := appliedAt{node: node, entry: fnv64(entry), state: st.Digest()}
+	r.command(group, index, entry)
 	r.recordApplied(node, group, index, a, st.Metrics().LogTime, time.Now())
+}
+
+// command keeps the caller stamps of the entry at (group, index) the
+// first time a replica applies it (checker.Command).
+func (r *recorder) command(group int, index uint64, entry []byte) {
+	key := traceKey{group: group, index: index}
+	r.mu.Lock()
+	seen := r.commanded[key]
+	r.commanded[key] = true
+	r.mu.Unlock()
+	if seen {
+		return
+	}
+	cmd, err := lock.DecodeCommand(entry)
+	if err != nil {
+		return // a corrupt entry is skipped by every replica alike
+	}
+	c := checker.Command{Group: group, Index: index, Suspects: cmd.Suspects, Host: cmd.Host, Incarnation: cmd.Incarnation}
+	switch {
+	case cmd.Op == lock.OpAcquire:
+		c.Op, c.Client, c.RequestID, c.LeaseID, c.WaitMs = checker.CommandAcquire, cmd.ClientID, cmd.RequestID, cmd.LeaseID.String(), cmd.WaitMs
+	case cmd.Op == lock.OpHello:
+		c.Op = checker.CommandHello
+	case len(cmd.Suspects) > 0:
+		c.Op, c.Host, c.Incarnation = cmd.Op.String(), "", 0
+	default:
+		return
+	}
+	r.mu.Lock()
+	r.commands = append(r.commands, c)
+	r.mu.Unlock()
 }
 
 // recordApplied is apply with the hashes taken (real processes send them).
@@ -224,6 +264,15 @@ func (r *recorder) Fault(name, target string, start, end time.Time) {
 	r.mu.Unlock()
 }
 
+// panicked records a panic recovered inside a server: where is "apply"
+// (group and index set) or "http".
+func (r *recorder) panicked(node, where string, group int, index uint64, v any, stack []byte) {
+	r.mu.Lock()
+	r.panics = append(r.panics, checker.Panic{Node: node, Where: where, Group: group, Index: index,
+		At: r.now(), Value: fmt.Sprint(v), Stack: string(stack)})
+	r.mu.Unlock()
+}
+
 // history assembles the checker's view of the run.
 func (r *recorder) history(seed int64, scenario string) *checker.History {
 	r.mu.Lock()
@@ -232,6 +281,8 @@ func (r *recorder) history(seed int64, scenario string) *checker.History {
 		Replicas: r.replicas}
 	h.Replicas.Mismatches = slices.Clone(r.replicas.Mismatches)
 	h.Entries = slices.Clone(r.entries)
+	h.Panics = slices.Clone(r.panics)
+	h.Commands = slices.Clone(r.commands)
 	keys := make([]traceKey, 0, len(r.trace))
 	for k := range r.trace {
 		keys = append(keys, k)
