@@ -131,7 +131,7 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 	})
 	defer net.Close()
 	c, err := newCluster(net, rec, clusterOptions{groups: s.Groups, nodes: s.Nodes, seed: clusterSeed, bug: opts.Bug, snap: s.Snapshots,
-		leaderOf: s.leaderGroup(), gateway: s.Gateway})
+		leaderOf: s.leaderGroup(), gateway: s.Gateway, exactClocks: s.ExactClocks})
 	if err != nil {
 		return nil, err
 	}

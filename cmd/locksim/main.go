@@ -244,7 +244,10 @@ func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options, w io.Writ
 	var progress atomic.Int64
 	if !o.guest {
 		// A guest's clock is the host's to watch.
-		defer watchStall(&progress, o.stall, w, s, seed, o)()
+		defer watchStall(&progress, o.stall, func(virtual, wall time.Duration) {
+			// The stalled goroutine cannot be stopped: report and leave.
+			os.Exit(reportStall(w, s, seed, o, virtual, wall))
+		})()
 	}
 	wall := time.Now()
 	t.Run(fmt.Sprintf("%s/%d", s.Name, seed), func(t *testing.T) {

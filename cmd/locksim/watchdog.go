@@ -20,10 +20,10 @@ import (
 // liveness exit code (the cluster made no progress).
 
 // watchStall watches progress (scenarios.RunOptions.Progress) and, if it
-// stays at one non-negative value for limit of wall time, reports the run
-// as stalled to w, saves a goroutine dump in the run's report directory
-// and exits. stop ends the watch.
-func watchStall(progress *atomic.Int64, limit time.Duration, w io.Writer, s scenarios.Scenario, seed int64, o options) (stop func()) {
+// stays at one non-negative value for limit of wall time, calls stalled
+// with the virtual time reached and the wall time it stood still, once.
+// stop ends the watch.
+func watchStall(progress *atomic.Int64, limit time.Duration, stalled func(virtual, wall time.Duration)) (stop func()) {
 	if limit <= 0 {
 		return func() {}
 	}
@@ -43,7 +43,8 @@ func watchStall(progress *atomic.Int64, limit time.Duration, w io.Writer, s scen
 				continue
 			}
 			if time.Since(since) >= limit {
-				os.Exit(reportStall(w, s, seed, o, time.Duration(v), time.Since(since)))
+				stalled(time.Duration(v), time.Since(since))
+				return
 			}
 		}
 	}()
@@ -62,8 +63,8 @@ func reportStall(w io.Writer, s scenarios.Scenario, seed int64, o options, virtu
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	fmt.Fprintf(w, "SEED=%d scenario=%s\nUNEXPECTED verdict stalled: liveness: no virtual time passed after %s for %s of wall time (a goroutine in the simulation never blocks)\n",
-		seed, s.Name, virtual.Round(time.Millisecond), wall.Round(time.Second))
+	fmt.Fprintf(w, "SEED=%d scenario=%s\nUNEXPECTED verdict stalled (expected %s)\n  liveness: no virtual time passed after %s for %s of wall time (a goroutine in the simulation never blocks; stacks saved)\n",
+		seed, s.Name, s.Expect.Verdict, virtual.Round(time.Millisecond), wall.Round(time.Second))
 	if o.results != "" {
 		dir := scenarios.RunDir(o.results, s.Name, seed, o.bug)
 		path := filepath.Join(dir, "stall-goroutines.txt")
