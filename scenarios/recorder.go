@@ -185,6 +185,8 @@ func (r *recorder) command(group int, index uint64, entry []byte) {
 		c.Op, c.Client, c.RequestID, c.LeaseID, c.WaitMs = checker.CommandAcquire, cmd.ClientID, cmd.RequestID, cmd.LeaseID.String(), cmd.WaitMs
 	case cmd.Op == lock.OpHello:
 		c.Op = checker.CommandHello
+	case cmd.Op == lock.OpCancel && !cmd.Owner.IsZero() && len(cmd.Resources) == 0:
+		c.Op, c.LeaseID, c.Owner = checker.CommandCancel, cmd.LeaseID.String(), cmd.Owner.String()
 	case len(cmd.Suspects) > 0:
 		c.Op, c.Host, c.Incarnation = cmd.Op.String(), "", 0
 	default:
