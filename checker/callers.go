@@ -17,14 +17,12 @@ const CheckCallers = "callers"
 // Command is the part of one committed log entry that says who holds its
 // callers: every acquire and hello, and any entry stamped with suspects.
 type Command struct {
-	Group     int    `json:"group,omitempty"`
-	Index     uint64 `json:"index"`
-	Op        string `json:"op"`
-	Client    string `json:"client,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
-	LeaseID   string `json:"lease_id,omitempty"`
-	// Owner is, on a cancel, the attempt (its acquire's lease id) giving up.
-	Owner       string   `json:"owner,omitempty"`
+	Group       int      `json:"group,omitempty"`
+	Index       uint64   `json:"index"`
+	Op          string   `json:"op"`
+	Client      string   `json:"client,omitempty"`
+	RequestID   string   `json:"request_id,omitempty"`
+	LeaseID     string   `json:"lease_id,omitempty"`
 	WaitMs      int64    `json:"wait_ms,omitempty"`
 	Host        string   `json:"host,omitempty"`
 	Incarnation uint64   `json:"incarnation,omitempty"`
@@ -35,25 +33,23 @@ type Command struct {
 const (
 	CommandAcquire = "acquire"
 	CommandHello   = "hello"
-	CommandCancel  = "cancel"
 )
 
 // maxSuspects mirrors the state machine's cap: a longer list is invalid and
 // not installed.
 const maxSuspects = 64
 
-// attemptHost is a node process holding one caller of a queued request;
-// id is the lease id its acquire was proposed with.
+// attemptHost is a node process holding one caller of a queued request.
 type attemptHost struct {
-	id, host    string
+	host        string
 	incarnation uint64
 }
 
 // queuedRequest is a single (not multi) queued request and every process
 // that may hold one of its callers: the acquire that queued it and every
 // later waiting acquire under its (client, request id), which may have
-// joined it, less those an owner's cancel took out. At least the server's
-// own list, so "all of them are gone" never overstates.
+// joined it. At least the server's own list (attempts that left are kept),
+// so "all of them are gone" never overstates.
 type queuedRequest struct {
 	lease, client, requestID, resource string
 	attempts                           []attemptHost
@@ -102,37 +98,29 @@ func checkCallers(h *History, trace []TraceEvent, f *findings) {
 		if cmd != nil && cmd.Op == CommandAcquire && cmd.RequestID != "" && cmd.WaitMs > 0 {
 			for _, r := range q {
 				if r.client == cmd.Client && r.requestID == cmd.RequestID {
-					r.attempts = append(r.attempts, attemptHost{cmd.LeaseID, cmd.Host, cmd.Incarnation})
+					r.attempts = append(r.attempts, attemptHost{cmd.Host, cmd.Incarnation})
 				}
 			}
 		}
-		if cmd != nil && cmd.Op == CommandCancel && cmd.Owner != "" {
-			// Only that attempt leaves; the request leaves with its last one
-			// (a cancel event below).
-			if r := q[cmd.LeaseID]; r != nil {
-				r.attempts = slices.DeleteFunc(r.attempts, func(a attemptHost) bool { return a.id == cmd.Owner })
-			}
-		}
 		for _, ev := range events[k] {
-			if ev.Many != "" {
-				continue // multi requests are not followed
+			// The grant names the processes whose attempts still waited for
+			// it (the server's own list): none may be stamped unreachable.
+			if ev.Kind == KindGrant && len(ev.Hosts) > 0 && cmd != nil && len(cmd.Suspects) <= maxSuspects &&
+				!slices.ContainsFunc(ev.Hosts, func(h string) bool { return !slices.Contains(cmd.Suspects, h) }) {
+				f.add(Violation{Check: CheckCallers, Resource: ev.Resource, LeaseIDs: []string{ev.LeaseID}, Index: ev.Index,
+					Message: fmt.Sprintf("group %d index %d granted %s's queued request %s on %q, though every node holding its callers %v is stamped unreachable %v: a grant nobody can be told of",
+						k.group+1, k.index, ev.Client, ev.LeaseID, ev.Resource, ev.Hosts, cmd.Suspects)})
 			}
-			r := q[ev.LeaseID]
+			if ev.Many != "" {
+				continue // multi requests are not followed to hellos
+			}
 			switch ev.Kind {
 			case KindEnqueue:
 				if cmd != nil && cmd.Op == CommandAcquire && cmd.LeaseID == ev.LeaseID {
 					q[ev.LeaseID] = &queuedRequest{lease: ev.LeaseID, client: ev.Client, requestID: cmd.RequestID,
-						resource: ev.Resource, attempts: []attemptHost{{cmd.LeaseID, cmd.Host, cmd.Incarnation}}}
+						resource: ev.Resource, attempts: []attemptHost{{cmd.Host, cmd.Incarnation}}}
 				}
-			case KindGrant:
-				if r != nil && cmd != nil && len(cmd.Suspects) <= maxSuspects &&
-					!slices.ContainsFunc(r.attempts, func(a attemptHost) bool { return !slices.Contains(cmd.Suspects, a.host) }) {
-					f.add(Violation{Check: CheckCallers, Resource: ev.Resource, LeaseIDs: []string{ev.LeaseID}, Index: ev.Index,
-						Message: fmt.Sprintf("group %d index %d granted %s's queued request %s on %q, whose callers' nodes %v the entry stamps as unreachable %v: a grant nobody can be told of",
-							k.group+1, k.index, r.client, r.lease, r.resource, hostsOf(r.attempts), cmd.Suspects)})
-				}
-				delete(q, ev.LeaseID)
-			case KindCancel:
+			case KindGrant, KindCancel:
 				delete(q, ev.LeaseID)
 			}
 		}
@@ -148,14 +136,4 @@ func checkCallers(h *History, trace []TraceEvent, f *findings) {
 			}
 		}
 	}
-}
-
-func hostsOf(as []attemptHost) []string {
-	var out []string
-	for _, a := range as {
-		if !slices.Contains(out, a.host) {
-			out = append(out, a.host)
-		}
-	}
-	return out
 }

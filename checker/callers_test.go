@@ -34,14 +34,11 @@ func TestCallers(t *testing.T) {
 			append(queued, TraceEvent{Index: 10, Kind: KindCancel, Resource: "r", LeaseID: "L1"}), nil},
 		{"the same process says hello again", append(base, Command{Index: 10, Op: CommandHello, Host: "n1", Incarnation: 1}), queued, nil},
 		{"granted while its node is suspected", append(base, Command{Index: 7, Op: "release", Suspects: []string{"n1"}}),
-			append(queued, TraceEvent{Index: 7, Kind: KindGrant, Resource: "r", Client: "c1", LeaseID: "L1"}), []string{"granted c1's queued request L1"}},
+			append(queued, TraceEvent{Index: 7, Kind: KindGrant, Resource: "r", Client: "c1", LeaseID: "L1", Hosts: []string{"n1"}}), []string{"granted c1's queued request L1"}},
 		{"granted while another node is suspected", append(base, Command{Index: 7, Op: "release", Suspects: []string{"n3"}}),
-			append(queued, TraceEvent{Index: 7, Kind: KindGrant, Resource: "r", Client: "c1", LeaseID: "L1"}), nil},
-		{"granted after the live retry's attempt left", append(base, acquire(3, "c1", "q1", "L9", "n2", 1),
-			Command{Index: 5, Op: CommandCancel, LeaseID: "L1", Owner: "L9"}, Command{Index: 7, Op: "release", Suspects: []string{"n1"}}),
-			append(queued, TraceEvent{Index: 7, Kind: KindGrant, Resource: "r", Client: "c1", LeaseID: "L1"}), []string{"granted c1's queued request L1"}},
-		{"granted with a live retry", append(base, acquire(3, "c1", "q1", "L9", "n2", 1), Command{Index: 7, Op: "release", Suspects: []string{"n1"}}),
-			append(queued, TraceEvent{Index: 7, Kind: KindGrant, Resource: "r", Client: "c1", LeaseID: "L1"}), nil},
+			append(queued, TraceEvent{Index: 7, Kind: KindGrant, Resource: "r", Client: "c1", LeaseID: "L1", Hosts: []string{"n1"}}), nil},
+		{"granted with a live attempt too", append(base, Command{Index: 7, Op: "release", Suspects: []string{"n1"}}),
+			append(queued, TraceEvent{Index: 7, Kind: KindGrant, Resource: "r", Client: "c1", LeaseID: "L1", Hosts: []string{"n1", "n2"}}), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f findings

@@ -118,6 +118,9 @@ type TraceEvent struct {
 	// and ManySize its number of resources; empty for single requests.
 	Many     string `json:"many,omitempty"`
 	ManySize int    `json:"many_size,omitempty"`
+	// Hosts, on the grant of a queued request, are the node processes
+	// whose attempts still waited for it (lock.Event.Hosts).
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // Fault is one injected fault window.

@@ -118,7 +118,7 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 	te := checker.TraceEvent{
 		Group: group, Index: ev.Index, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
 		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
-		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt,
+		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt, Hosts: ev.Hosts,
 	}
 	if !ev.Many.IsZero() {
 		te.Many, te.ManySize = ev.Many.String(), ev.ManySize
@@ -185,8 +185,6 @@ func (r *recorder) command(group int, index uint64, entry []byte) {
 		c.Op, c.Client, c.RequestID, c.LeaseID, c.WaitMs = checker.CommandAcquire, cmd.ClientID, cmd.RequestID, cmd.LeaseID.String(), cmd.WaitMs
 	case cmd.Op == lock.OpHello:
 		c.Op = checker.CommandHello
-	case cmd.Op == lock.OpCancel && !cmd.Owner.IsZero() && len(cmd.Resources) == 0:
-		c.Op, c.LeaseID, c.Owner = checker.CommandCancel, cmd.LeaseID.String(), cmd.Owner.String()
 	case len(cmd.Suspects) > 0:
 		c.Op, c.Host, c.Incarnation = cmd.Op.String(), "", 0
 	default:
