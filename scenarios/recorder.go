@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockstep/lockstep/checker"
@@ -18,6 +19,8 @@ import (
 type recorder struct {
 	start  time.Time
 	fenced *checker.FencedStore
+	// progress is RunOptions.Progress (nil: not watched).
+	progress *atomic.Int64
 
 	mu        sync.Mutex
 	ops       []checker.Op
@@ -77,6 +80,22 @@ func newRecorder() *recorder {
 
 func (r *recorder) now() int64 { return int64(time.Since(r.start)) }
 
+// touch tells a watchdog the run moved: the virtual time of the latest
+// thing recorded.
+func (r *recorder) touch() {
+	if r.progress != nil {
+		r.progress.Store(max(1, r.now()))
+	}
+}
+
+// stopProgress tells the watchdog the run is over: what follows (the
+// checks) takes wall time without virtual time passing.
+func (r *recorder) stopProgress() {
+	if r.progress != nil {
+		r.progress.Store(-1)
+	}
+}
+
 // takeLane hands out a Porcupine client id with no operation in flight:
 // one freed by a definite answer, or a new one.
 func (r *recorder) takeLane() int {
@@ -103,6 +122,7 @@ func (r *recorder) giveLane(lane int, unknown bool) {
 }
 
 func (r *recorder) op(o checker.Op) {
+	r.touch()
 	r.mu.Lock()
 	r.ops = append(r.ops, o)
 	r.mu.Unlock()
@@ -129,6 +149,7 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 // traceEvent numbers te within its index on nodeID and keeps the first
 // replica's copy.
 func (r *recorder) traceEvent(nodeID string, te checker.TraceEvent) {
+	r.touch()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur := r.perNode[nodeID]
@@ -197,6 +218,7 @@ func (r *recorder) command(group int, index uint64, entry []byte) {
 
 // recordApplied is apply with the hashes taken (real processes send them).
 func (r *recorder) recordApplied(node string, group int, index uint64, a appliedAt, logTime int64, at time.Time) {
+	r.touch()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	key := traceKey{group: group, index: index}

@@ -241,10 +241,11 @@ func sweep(t *testing.T, o options, w io.Writer) int {
 func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options, w io.Writer) int {
 	var out *scenarios.Outcome
 	var runErr error
-	var progress atomic.Int64
+	var progress *atomic.Int64
 	if !o.guest {
+		progress = new(atomic.Int64)
 		// A guest's clock is the host's to watch.
-		defer watchStall(&progress, o.stall, func(virtual, wall time.Duration) {
+		defer watchStall(progress, o.stall, func(virtual, wall time.Duration) {
 			// The stalled goroutine cannot be stopped: report and leave.
 			os.Exit(reportStall(w, s, seed, o, virtual, wall))
 		})()
@@ -254,7 +255,7 @@ func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options, w io.Writ
 		synctest.Test(t, func(t *testing.T) {
 			out, runErr = scenarios.Run(context.Background(), s, scenarios.RunOptions{
 				Seed: seed, Bug: o.bug, ResultsDir: o.results, Persist: o.persist, Deterministic: o.guest,
-				Progress: &progress,
+				Progress: progress,
 			})
 		})
 	})

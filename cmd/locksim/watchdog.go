@@ -63,7 +63,7 @@ func reportStall(w io.Writer, s scenarios.Scenario, seed int64, o options, virtu
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	fmt.Fprintf(w, "SEED=%d scenario=%s\nUNEXPECTED verdict stalled (expected %s)\n  liveness: no virtual time passed after %s for %s of wall time (a goroutine in the simulation never blocks; stacks saved)\n",
+	fmt.Fprintf(w, "SEED=%d scenario=%s\nUNEXPECTED verdict stalled (expected %s)\n  liveness: nothing happened after virtual time %s for %s of wall time (a goroutine in the simulation never blocks; stacks saved)\n",
 		seed, s.Name, s.Expect.Verdict, virtual.Round(time.Millisecond), wall.Round(time.Second))
 	if o.results != "" {
 		dir := scenarios.RunDir(o.results, s.Name, seed, o.bug)
