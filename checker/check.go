@@ -185,6 +185,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 		return finish()
 	}
 	checkReplicas(h, &f)
+	checkPanics(h, &f)
 
 	lin, info, note := checkLinearizability(ctx, h, opts, &f)
 	res.Stats.Linearizability = lin
@@ -204,6 +205,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 	checkRequestIDs(h, &f)
 	trace := sortedTrace(h.Trace)
 	checkAccounted(h, trace, &f)
+	checkCallers(h, trace, &f)
 	checkAtomic(trace, &f)
 	replay := replayQueues(trace)
 	checkFencing(h, trace, &f)

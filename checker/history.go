@@ -31,8 +31,14 @@ type History struct {
 	// Entries lists every applied command entry of every group, as the
 	// first replica to apply it saw it; the trace holds only entries that
 	// changed something.
-	Entries []Entry           `json:"entries"`
-	Notes   map[string]string `json:"notes,omitempty"`
+	Entries []Entry `json:"entries"`
+	// Commands are the committed entries that say who holds callers
+	// (see Command); empty when the harness cannot read entries.
+	Commands []Command `json:"commands,omitempty"`
+	// Panics are panics raised inside the servers and recovered by the
+	// harness; each is a violation.
+	Panics []Panic           `json:"panics,omitempty"`
+	Notes  map[string]string `json:"notes,omitempty"`
 }
 
 // historyMeta is the part of a History saved in meta.json.
@@ -112,6 +118,9 @@ type TraceEvent struct {
 	// and ManySize its number of resources; empty for single requests.
 	Many     string `json:"many,omitempty"`
 	ManySize int    `json:"many_size,omitempty"`
+	// Hosts, on the grant of a queued request, are the node processes
+	// whose attempts still waited for it (lock.Event.Hosts).
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // Fault is one injected fault window.
@@ -174,6 +183,8 @@ func (h *History) historyFiles(meta *historyMeta) map[string]any {
 		"wakeups.json":  &h.Wakeups,
 		"replicas.json": &h.Replicas,
 		"entries.json":  &h.Entries,
+		"panics.json":   &h.Panics,
+		"commands.json": &h.Commands,
 	}
 }
 

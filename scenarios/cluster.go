@@ -95,6 +95,8 @@ type clusterOptions struct {
 	leaderOf int
 	// gateway runs a gateway host joined to every member.
 	gateway bool
+	// exactClocks is Scenario.ExactClocks.
+	exactClocks bool
 }
 
 func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster, error) {
@@ -123,7 +125,11 @@ func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster,
 			// Each node's clock starts at its own arbitrary point and runs at
 			// its own rate, within clockDriftMax of true time.
 			m.rate = 1 + (2*seeds.Float64()-1)*clockDriftMax
-			m.clock = sim.NewClockAt(time.Duration(seeds.Int64N(int64(clockOriginMax))), m.rate)
+			origin := time.Duration(seeds.Int64N(int64(clockOriginMax)))
+			if opts.exactClocks {
+				m.rate, origin = 1, origin.Truncate(time.Second)
+			}
+			m.clock = sim.NewClockAt(origin, m.rate)
 			net.AttachClock(p.ID, m.clock)
 			ms = append(ms, m)
 			c.byID[p.ID] = m
@@ -196,6 +202,9 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 		SnapshotInterval: time.Duration(c.snap.IntervalMs) * time.Millisecond,
 		OnEvent:          func(ev lock.Event) { c.rec.event(m.id, m.group, ev) },
 		OnApply:          func(index uint64, entry []byte, st *lock.State) { c.rec.apply(m.id, m.group, index, entry, st) },
+		OnApplyPanic: func(index uint64, v any, stack []byte) {
+			c.rec.panicked(m.id, "apply", m.group, index, v, stack)
+		},
 		OnWake: func(res string, index uint64, lease lock.LeaseID, woken int) {
 			c.rec.wake(m.group, res, index, lease, woken)
 		},

@@ -1,10 +1,12 @@
 package scenarios
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockstep/lockstep/checker"
@@ -17,6 +19,8 @@ import (
 type recorder struct {
 	start  time.Time
 	fenced *checker.FencedStore
+	// progress is RunOptions.Progress (nil: not watched).
+	progress *atomic.Int64
 
 	mu        sync.Mutex
 	ops       []checker.Op
@@ -31,6 +35,11 @@ type recorder struct {
 	entries  []checker.Entry
 	wakeups  map[wakeKey]int
 	faults   []checker.Fault
+	panics   []checker.Panic
+	// commands are the entries that say who holds callers, as the first
+	// replica to apply each index read them; commanded marks the indexes.
+	commands  []checker.Command
+	commanded map[traceKey]bool
 	// entriesClosed: the run is over; later entries are not listed.
 	entriesClosed bool
 }
@@ -62,12 +71,30 @@ func newRecorder() *recorder {
 		perNode: make(map[string]*nodeCursor),
 		applied: make(map[traceKey]appliedAt),
 		wakeups: make(map[wakeKey]int),
+
+		commanded: make(map[traceKey]bool),
 	}
 	r.fenced = checker.NewFencedStore(r.now)
 	return r
 }
 
 func (r *recorder) now() int64 { return int64(time.Since(r.start)) }
+
+// touch tells a watchdog the run moved: the virtual time of the latest
+// thing recorded.
+func (r *recorder) touch() {
+	if r.progress != nil {
+		r.progress.Store(max(1, r.now()))
+	}
+}
+
+// stopProgress tells the watchdog the run is over: what follows (the
+// checks) takes wall time without virtual time passing.
+func (r *recorder) stopProgress() {
+	if r.progress != nil {
+		r.progress.Store(-1)
+	}
+}
 
 // takeLane hands out a Porcupine client id with no operation in flight:
 // one freed by a definite answer, or a new one.
@@ -95,6 +122,7 @@ func (r *recorder) giveLane(lane int, unknown bool) {
 }
 
 func (r *recorder) op(o checker.Op) {
+	r.touch()
 	r.mu.Lock()
 	r.ops = append(r.ops, o)
 	r.mu.Unlock()
@@ -110,7 +138,7 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 	te := checker.TraceEvent{
 		Group: group, Index: ev.Index, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
 		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
-		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt,
+		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt, Hosts: ev.Hosts,
 	}
 	if !ev.Many.IsZero() {
 		te.Many, te.ManySize = ev.Many.String(), ev.ManySize
@@ -121,6 +149,7 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 // traceEvent numbers te within its index on nodeID and keeps the first
 // replica's copy.
 func (r *recorder) traceEvent(nodeID string, te checker.TraceEvent) {
+	r.touch()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur := r.perNode[nodeID]
@@ -152,11 +181,44 @@ const maxMismatches = 50
 // the first replica of its group that applied that index.
 func (r *recorder) apply(node string, group int, index uint64, entry []byte, st *lock.State) {
 	a := appliedAt{node: node, entry: fnv64(entry), state: st.Digest()}
+	r.command(group, index, entry)
 	r.recordApplied(node, group, index, a, st.Metrics().LogTime, time.Now())
+}
+
+// command keeps the caller stamps of the entry at (group, index) the
+// first time a replica applies it (checker.Command).
+func (r *recorder) command(group int, index uint64, entry []byte) {
+	key := traceKey{group: group, index: index}
+	r.mu.Lock()
+	seen := r.commanded[key]
+	r.commanded[key] = true
+	r.mu.Unlock()
+	if seen {
+		return
+	}
+	cmd, err := lock.DecodeCommand(entry)
+	if err != nil {
+		return // a corrupt entry is skipped by every replica alike
+	}
+	c := checker.Command{Group: group, Index: index, Suspects: cmd.Suspects, Host: cmd.Host, Incarnation: cmd.Incarnation}
+	switch {
+	case cmd.Op == lock.OpAcquire:
+		c.Op, c.Client, c.RequestID, c.LeaseID, c.WaitMs = checker.CommandAcquire, cmd.ClientID, cmd.RequestID, cmd.LeaseID.String(), cmd.WaitMs
+	case cmd.Op == lock.OpHello:
+		c.Op = checker.CommandHello
+	case len(cmd.Suspects) > 0:
+		c.Op, c.Host, c.Incarnation = cmd.Op.String(), "", 0
+	default:
+		return
+	}
+	r.mu.Lock()
+	r.commands = append(r.commands, c)
+	r.mu.Unlock()
 }
 
 // recordApplied is apply with the hashes taken (real processes send them).
 func (r *recorder) recordApplied(node string, group int, index uint64, a appliedAt, logTime int64, at time.Time) {
+	r.touch()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	key := traceKey{group: group, index: index}
@@ -224,6 +286,15 @@ func (r *recorder) Fault(name, target string, start, end time.Time) {
 	r.mu.Unlock()
 }
 
+// panicked records a panic recovered inside a server: where is "apply"
+// (group and index set) or "http".
+func (r *recorder) panicked(node, where string, group int, index uint64, v any, stack []byte) {
+	r.mu.Lock()
+	r.panics = append(r.panics, checker.Panic{Node: node, Where: where, Group: group, Index: index,
+		At: r.now(), Value: fmt.Sprint(v), Stack: string(stack)})
+	r.mu.Unlock()
+}
+
 // history assembles the checker's view of the run.
 func (r *recorder) history(seed int64, scenario string) *checker.History {
 	r.mu.Lock()
@@ -232,6 +303,8 @@ func (r *recorder) history(seed int64, scenario string) *checker.History {
 		Replicas: r.replicas}
 	h.Replicas.Mismatches = slices.Clone(r.replicas.Mismatches)
 	h.Entries = slices.Clone(r.entries)
+	h.Panics = slices.Clone(r.panics)
+	h.Commands = slices.Clone(r.commands)
 	keys := make([]traceKey, 0, len(r.trace))
 	for k := range r.trace {
 		keys = append(keys, k)

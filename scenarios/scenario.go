@@ -53,6 +53,11 @@ type Scenario struct {
 	// host, joined to every member, and sends every client request through
 	// it alone (sharded members only).
 	Gateway bool `json:"gateway,omitempty"`
+	// ExactClocks runs every node's clock at exactly the true rate from a
+	// whole-second origin. With a jitter-free network every time then falls
+	// on a millisecond grid, so entries land exactly on lease expiries and
+	// the boundary is judged: a lease is expired at its expiry instant.
+	ExactClocks bool `json:"exact_clocks,omitempty"`
 }
 
 // leaderGroup is the group number LeaderOf names on sharded members.

@@ -94,6 +94,7 @@ func (c *Cluster) hooks(m *member) func(uint64, *node.Config) {
 		name, group := replica(m.id, g), int(g)
 		cfg.OnEvent = func(ev lock.Event) { c.rec.event(name, group, ev) }
 		cfg.OnApply = func(index uint64, entry []byte, st *lock.State) { c.rec.apply(name, group, index, entry, st) }
+		cfg.OnApplyPanic = func(index uint64, v any, stack []byte) { c.rec.panicked(name, "apply", group, index, v, stack) }
 		cfg.OnWake = func(res string, index uint64, lease lock.LeaseID, woken int) {
 			c.rec.wake(group, res, index, lease, woken)
 		}

@@ -55,6 +55,17 @@ type Workload struct {
 	// resources sharing a hash tag. When set, every resource name carries
 	// a tag ("{g1}:r1"), so single acquires meet multi requests.
 	ManyProb float64 `json:"many_prob,omitempty"`
+	// CounterIDs names each request by the client's plain counter ("1",
+	// "2", ...), as many applications number their requests, instead of
+	// "<client>-<n>": ids then repeat across clients, and only the client
+	// id tells (c1, "23") from (c12, "3").
+	CounterIDs bool `json:"counter_ids,omitempty"`
+	// ReuseIDProb is the share of acquires that send one of the client's
+	// earlier request ids again: half of them with the same request (a
+	// late duplicate, which must get the first answer again), half with
+	// one field changed (resource, mode or TTL: a misuse, which must be
+	// refused as request_id_reused and change nothing).
+	ReuseIDProb float64 `json:"reuse_id_prob,omitempty"`
 }
 
 // workload runs the clients of one scenario run. Every client is the real
@@ -79,7 +90,18 @@ type client struct {
 	gate *pauseGate
 	// requests numbers the client's own request ids.
 	requests int
+	// sent are the client's latest acquires (ReuseIDProb draws from them).
+	sent []sentAcquire
 }
+
+// sentAcquire is one acquire a client sent: what ReuseIDProb sends again.
+type sentAcquire struct {
+	resource string
+	opts     lockclient.AcquireOptions
+}
+
+// reusedIDs is how many of its latest acquires a client may send again.
+const reusedIDs = 8
 
 // Go client settings for the simulator: attempts short enough that a
 // partitioned node costs little, retries spread by seeded jitter.
@@ -232,6 +254,16 @@ func (wl *workload) status(ctx context.Context, cl *client, resource string) {
 // is asked again under its id, as an application that lost the answer would.
 func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
 	opts, giveUp := wl.plan(cl)
+	// Drawn only when reuse is on, so other scenarios keep their seeded
+	// schedules.
+	if wl.w.ReuseIDProb > 0 && len(cl.sent) > 0 && cl.rng.Float64() < wl.w.ReuseIDProb {
+		resource, opts, giveUp = wl.reuse(cl)
+	} else if wl.w.ReuseIDProb > 0 {
+		cl.sent = append(cl.sent, sentAcquire{resource: resource, opts: opts})
+		if len(cl.sent) > reusedIDs {
+			cl.sent = cl.sent[1:]
+		}
+	}
 	sent := time.Now()
 	lease, err := wl.acquire(ctx, cl, resource, opts, giveUp)
 	if err != nil && retryable(err) && cl.rng.Float64() < wl.w.RetryProb {
@@ -264,6 +296,9 @@ func (wl *workload) plan(cl *client) (lockclient.AcquireOptions, time.Duration) 
 	}
 	cl.requests++
 	opts.RequestID = fmt.Sprintf("%s-%d", cl.name, cl.requests)
+	if wl.w.CounterIDs {
+		opts.RequestID = fmt.Sprint(cl.requests)
+	}
 	if cl.rng.Float64() < wl.w.SharedIDProb {
 		opts.RequestID = fmt.Sprintf("shared-%d", cl.rng.IntN(sharedRequestIDs))
 	}
@@ -272,6 +307,40 @@ func (wl *workload) plan(cl *client) (lockclient.AcquireOptions, time.Duration) 
 		giveUp = time.Duration(cl.rng.Int64N(int64(wait)))
 	}
 	return opts, giveUp
+}
+
+// reuse picks one of cl's earlier acquires to send again under its request
+// id: unchanged (a late duplicate) or with one field changed (a misuse the
+// server must refuse). The wait is kept short: a duplicate answers at once
+// unless its request still waits, and then it joins that wait.
+func (wl *workload) reuse(cl *client) (string, lockclient.AcquireOptions, time.Duration) {
+	old := cl.sent[cl.rng.IntN(len(cl.sent))]
+	resource, opts := old.resource, old.opts
+	opts.KeepAlive = false
+	opts.Wait = min(opts.Wait, 500*time.Millisecond)
+	if cl.rng.IntN(2) == 0 {
+		return resource, opts, 0
+	}
+	// Another resource only within the same group: a request id names a
+	// request to one state machine.
+	var others []string
+	for j := 1; j <= wl.w.Resources; j++ {
+		if r := wl.resourceName(j); r != resource && wl.c.GroupOf(r) == wl.c.GroupOf(resource) {
+			others = append(others, r)
+		}
+	}
+	switch n := cl.rng.IntN(3); {
+	case n == 0 && len(others) > 0:
+		resource = others[cl.rng.IntN(len(others))]
+	case n <= 1:
+		opts.Mode = api.Shared
+		if old.opts.Mode == api.Shared {
+			opts.Mode = api.Exclusive
+		}
+	default:
+		opts.TTL += time.Millisecond
+	}
+	return resource, opts, 0
 }
 
 // sharedRequestIDs is the size of the pool of workload-chosen request ids.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime/debug"
 )
 
 // HTTP over the simulated network: a request is serialised as HTTP/1.1,
@@ -38,14 +39,33 @@ func (n *Network) HandleHTTP(id string, byPort map[string]http.Handler) {
 		if h == nil {
 			return nil, fmt.Errorf("sim http: %s serves nothing on port %q", id, port)
 		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req.WithContext(ctx))
+		rec, err := n.serve(id, h, req.WithContext(ctx))
+		if err != nil {
+			return nil, err
+		}
 		var out bytes.Buffer
 		if err := rec.Result().Write(&out); err != nil {
 			return nil, fmt.Errorf("sim http: encode response: %w", err)
 		}
 		return out.Bytes(), nil
 	})
+}
+
+// serve runs h on req. A panic fails only this request, as net/http's
+// server drops the connection of a panicking handler, and is reported to
+// Options.OnHandlerPanic; without that hook it ends the process.
+func (n *Network) serve(id string, h http.Handler, req *http.Request) (rec *httptest.ResponseRecorder, err error) {
+	if report := n.opts.OnHandlerPanic; report != nil {
+		defer func() {
+			if v := recover(); v != nil {
+				report(id, v, debug.Stack())
+				rec, err = nil, fmt.Errorf("sim http: %s: handler panicked: %v", id, v)
+			}
+		}()
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec, nil
 }
 
 // HTTPTransport is an http.RoundTripper whose requests travel from From

@@ -56,3 +56,41 @@ func TestHTTPOverTheNetwork(t *testing.T) {
 		}
 	})
 }
+
+// Goal: a panicking handler fails only its request and is reported, as
+// net/http's server would log it, so a simulation survives it with a
+// finding. Method: a handler that panics, then the same node again.
+func TestHTTPHandlerPanicIsReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var reported []string
+		n := NewNetwork(Options{Link: Link{LatencyBase: time.Millisecond}, CallTimeout: time.Second,
+			OnHandlerPanic: func(id string, v any, stack []byte) {
+				reported = append(reported, id+": "+v.(string))
+				if !strings.Contains(string(stack), "http_test.go") {
+					t.Errorf("stack does not show the handler:\n%s", stack)
+				}
+			}})
+		defer n.Close()
+		n.HandleHTTP("n1", map[string]http.Handler{
+			"7070": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/boom" {
+					panic("invariant broken")
+				}
+				w.WriteHeader(http.StatusNoContent)
+			}),
+		})
+		c := &http.Client{Transport: &HTTPTransport{Net: n, From: "c1"}}
+		if resp, err := c.Get("http://n1:7070/boom"); err == nil {
+			resp.Body.Close()
+			t.Fatalf("a panicking handler answered %d", resp.StatusCode)
+		}
+		resp, err := c.Get("http://n1:7070/ok")
+		if err != nil {
+			t.Fatalf("the node stopped serving after a panic: %v", err)
+		}
+		resp.Body.Close()
+		if len(reported) != 1 || reported[0] != "n1: invariant broken" {
+			t.Fatalf("reported %q, want the one panic", reported)
+		}
+	})
+}

@@ -65,6 +65,10 @@ type Options struct {
 	// OnEvent, if set, receives every event synchronously while the Network's
 	// lock is held: it must be quick and must not call the Network.
 	OnEvent func(Event)
+	// OnHandlerPanic, if set, is told of a panic in an HTTP handler served
+	// by HandleHTTP (node id, the value, the stack). As net/http does, the
+	// panic only fails that request; the report makes it a finding.
+	OnHandlerPanic func(id string, value any, stack []byte)
 }
 
 // link is a directed node pair.

@@ -21,7 +21,9 @@
 // Exit codes tell failures apart: 0 every run as expected, 127 the harness
 // crashed, 128 only liveness checks failed, 129 a correctness check failed,
 // 130 a check could not finish (never counted as a pass), 131 a
-// deterministic run replayed differently (-check, -replays).
+// deterministic run replayed differently (-check, -replays). A run whose
+// virtual time stands still for -stall of wall time (a goroutine that never
+// blocks) is reported stalled with a goroutine dump and exits 128.
 package main
 
 import (
@@ -34,6 +36,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -79,6 +82,9 @@ type options struct {
 	// guest: this process is that wasm guest, running one (scenario,
 	// seed) for the host; it prints no summary line.
 	guest bool
+	// stall is how long a run's virtual time may stand still (wall time)
+	// before the watchdog reports it stalled (watchdog.go); 0: never.
+	stall time.Duration
 }
 
 func main() {
@@ -142,6 +148,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "with -deterministic: runs in parallel (each run is still a pure function of its seed)")
 	fs.IntVar(&o.replays, "replays", 1, "with -deterministic: run each (scenario, seed) N times and compare stdout and saved files byte for byte")
 	fs.BoolVar(&o.prepare, "prepare", false, "with -deterministic: build and compile the guest into the caches, then exit (make test runs it before the race-enabled tests)")
+	fs.DurationVar(&o.stall, "stall", time.Minute,
+		"report a run whose virtual time stands still this long (wall time) as stalled, save a goroutine dump and exit 128; 0 waits forever")
 	fs.BoolVar(&o.guest, "guest", false, "internal: this process is the wasm guest of -deterministic")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -233,11 +241,21 @@ func sweep(t *testing.T, o options, w io.Writer) int {
 func runOne(t *testing.T, s scenarios.Scenario, seed int64, o options, w io.Writer) int {
 	var out *scenarios.Outcome
 	var runErr error
+	var progress *atomic.Int64
+	if !o.guest {
+		progress = new(atomic.Int64)
+		// A guest's clock is the host's to watch.
+		defer watchStall(progress, o.stall, func(virtual, wall time.Duration) {
+			// The stalled goroutine cannot be stopped: report and leave.
+			os.Exit(reportStall(w, s, seed, o, virtual, wall))
+		})()
+	}
 	wall := time.Now()
 	t.Run(fmt.Sprintf("%s/%d", s.Name, seed), func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			out, runErr = scenarios.Run(context.Background(), s, scenarios.RunOptions{
 				Seed: seed, Bug: o.bug, ResultsDir: o.results, Persist: o.persist, Deterministic: o.guest,
+				Progress: progress,
 			})
 		})
 	})

@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lockstep/lockstep/checker"
 	"github.com/lockstep/lockstep/core/node"
@@ -118,5 +120,45 @@ func TestSavedRunPrintsItsDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "verdict.json")); err != nil {
 		t.Errorf("printed report dir has no verdict: %v", err)
+	}
+}
+
+// TestWatchStall: goal — a run whose virtual time stands still is reported
+// once, and a run that moves, or has reached its checks (-1), is not.
+// Method: drive the progress value by hand against a short limit.
+func TestWatchStall(t *testing.T) {
+	// Generous against a loaded machine: a moving run changes its value
+	// every step, twenty times within the limit.
+	const limit, step = time.Second, 50 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		move  func(p *atomic.Int64, i int)
+		stall bool
+	}{
+		{"stands still", func(p *atomic.Int64, i int) {}, true},
+		{"moves", func(p *atomic.Int64, i int) { p.Store(int64(i)) }, false},
+		{"checking", func(p *atomic.Int64, i int) { p.Store(-1) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p atomic.Int64
+			p.Store(7)
+			calls := make(chan time.Duration, 2)
+			stop := watchStall(&p, limit, func(virtual, _ time.Duration) { calls <- virtual })
+			for i := 1; i <= 2*int(limit/step); i++ {
+				tc.move(&p, 10+i)
+				time.Sleep(step)
+			}
+			stop()
+			switch {
+			case tc.stall && len(calls) != 1:
+				t.Fatalf("stalled run reported %d times, want once", len(calls))
+			case tc.stall:
+				if v := <-calls; v != 7 {
+					t.Errorf("reported virtual time %v, want 7ns", v)
+				}
+			case len(calls) != 0:
+				t.Errorf("run that %s was reported stalled", tc.name)
+			}
+		})
 	}
 }

@@ -127,8 +127,10 @@ func (r *Report) markdown() string {
 	}
 	fmt.Fprintf(&b, ".\n\n")
 	b.WriteString("How a mutant counts as caught: *unit* — `go test` fails (a failing test, a panic in a test, or the suite hanging past its deadline). " +
-		"*sim* — locksim exits 128 (liveness), 129 (correctness) or 130 (a check could not finish) after printing the failing run; " +
-		"a mutated server that panics kills the simulator process without a verdict and is **not** counted (status `panic`), nor is a harness crash (exit 127). " +
+		"*sim* — locksim exits 128 (liveness), 129 (correctness) or 130 (a check could not finish) after printing the failing run. " +
+		"A panic in the server's state machine apply or HTTP handler is recovered by the simulator and judged a correctness violation (check `panic`, with its stack); " +
+		"a run whose virtual time stands still for a minute of wall time (a goroutine that never blocks) is reported stalled, with a goroutine dump, and exits 128. " +
+		"A panic anywhere else still kills the simulator without a verdict and is **not** counted (status `panic`), nor is a harness crash (exit 127). " +
 		"A sweep killed at its deadline counts only if it had already printed a failing run.\n\n")
 	if c := r.Control; c != nil && c.Unit != nil && c.Sim != nil {
 		fmt.Fprintf(&b, "Control (unmutated tree): unit %s, simulator %s (%d runs, %d not as expected), %s.\n\n", c.Unit.Status, c.Sim.Status, c.Sim.Runs, c.Sim.Failed, fmtSeconds(c.Seconds))

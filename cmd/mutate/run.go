@@ -114,9 +114,11 @@ type SimFailure struct {
 // SimResult is what `locksim -all -seeds` said about a mutated server.
 type SimResult struct {
 	// Status: caught (locksim exited 128 liveness, 129 correctness or 130
-	// check unfinished, having printed the failing runs), missed (exit 0),
-	// panic (the mutated server panicked and took the process down: no
-	// verdict, not counted as caught), crash (exit 127, harness crash),
+	// check unfinished, having printed the failing runs: a server panic the
+	// harness recovered is a correctness verdict, a stalled run a liveness
+	// one), missed (exit 0), panic (a panic outside what the harness
+	// recovers took the process down: no verdict, not counted as caught),
+	// crash (exit 127, harness crash),
 	// timeout (killed at the deadline; caught only if a failing run was
 	// printed before), or error (the simulator did not build).
 	Status   string `json:"status"`

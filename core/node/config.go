@@ -104,6 +104,12 @@ type Config struct {
 	// its index and bytes, and the state it left (read-only, valid only
 	// during the call). The simulator compares replicas with it.
 	OnApply func(index uint64, entry []byte, state *lock.State)
+	// OnApplyPanic, when set, is told of a panic raised while an entry
+	// applied (a broken state machine invariant), with the entry's index
+	// and the stack, instead of the panic ending the process; the node
+	// then applies nothing more and fails every later entry. The simulator
+	// reports it as a finding; production leaves it nil and crashes.
+	OnApplyPanic func(index uint64, value any, stack []byte)
 	// OnWake, when set, sees each wake-up of blocked callers by an applied
 	// entry: the queued request (lease id) whose grant or cancel woke its
 	// caller(s), or, for a freed lock, a zero id and how many racers woke

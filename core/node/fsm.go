@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -25,6 +26,10 @@ type fsm struct {
 	applied func(index uint64, events []lock.Event)
 	// onApply is Config.OnApply.
 	onApply func(index uint64, entry []byte, state *lock.State)
+	// onPanic is Config.OnApplyPanic; broken is set once it was called:
+	// the state may be half-changed, so nothing more is applied.
+	onPanic func(index uint64, value any, stack []byte)
+	broken  error
 	// snapshots and restores count Snapshot and Restore calls (guarded by
 	// mu), so a test can tell that snapshots were exercised.
 	snapshots, restores uint64
@@ -83,7 +88,15 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 			// BugWallClockExpiry: this replica's own clock, one endless "term".
 			term, cmd.Mono = 0, int64(f.wallClock.Now())
 		}
-		res, events := f.state.Apply(lock.Entry{Index: l.Index, Term: term, Command: cmd})
+		if f.broken != nil {
+			out[i] = applied{err: f.broken}
+			continue
+		}
+		res, events, err := f.applyEntry(lock.Entry{Index: l.Index, Term: term, Command: cmd})
+		if err != nil {
+			out[i] = applied{err: err}
+			continue
+		}
 		ap := applied{res: res}
 		if f.timed {
 			ap.times = stageTimes{dispatched: l.AppendedAt, batchStart: batchStart, applied: time.Now()}
@@ -98,6 +111,22 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		}
 	}
 	return out
+}
+
+// applyEntry applies e; with onPanic set, a panic inside the state machine
+// is reported and breaks the FSM instead of ending the process.
+func (f *fsm) applyEntry(e lock.Entry) (res lock.Result, events []lock.Event, err error) {
+	if f.onPanic != nil {
+		defer func() {
+			if v := recover(); v != nil {
+				f.onPanic(e.Index, v, debug.Stack())
+				f.broken = fmt.Errorf("entry %d: state machine panicked: %v", e.Index, v)
+				res, events, err = lock.Result{}, nil, f.broken
+			}
+		}()
+	}
+	res, events = f.state.Apply(e)
+	return res, events, nil
 }
 
 func (f *fsm) dispatch(index uint64, events []lock.Event) {
@@ -122,6 +151,9 @@ func (f *fsm) read(fn func(*lock.State)) {
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.broken != nil {
+		return nil, f.broken // never persist a state a panic left half-changed
+	}
 	f.snapshots++
 	return snapshot{frozen: f.state.Freeze(), fsm: f}, nil
 }

@@ -56,6 +56,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	f.applied = n.noticeOrphans
 	f.onApply = cfg.OnApply
+	f.onPanic = cfg.OnApplyPanic
 	f.timed = cfg.Stages != nil
 	n.fsm = f
 	stored, err := storedIndex(cfg.Stores)
