@@ -29,7 +29,8 @@ import (
 //
 // What remains: a grant made in the UnreachableAfter window after a node
 // died, to a request it held, lasts its TTL unless that node restarts with
-// its disk.
+// its disk; and a grant its process stored before dying lasts its TTL even
+// then (the process may have delivered it; nothing durable says whether).
 
 // newIncarnation draws the process's incarnation from the node's id source
 // (seeded in the simulator), never zero.
