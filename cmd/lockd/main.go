@@ -159,6 +159,7 @@ type memberArgs struct {
 	raft                                             raftArgs
 	faults                                           faultArgs
 	grpc                                             grpcArgs
+	observe                                          observeArgs
 }
 
 func memberFlags(a *memberArgs) *flag.FlagSet {
@@ -176,6 +177,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	a.raft.register(fs)
 	a.faults.register(fs)
 	a.grpc.registerMember(fs)
+	a.observe.register(fs)
 	return fs
 }
 
@@ -218,6 +220,11 @@ func parseMember(args []string) (lockd.Options, error) {
 	if err := applyFaults(&a.faults, &opts); err != nil {
 		return lockd.Options{}, err
 	}
+	if err := a.observe.check(); err != nil {
+		return lockd.Options{}, err
+	}
+	opts.Trace = a.observe.trace
+	opts.Server.Namespaces, opts.Server.NamespaceLimit = a.observe.namespaceList(), a.observe.nsLimit
 	return opts, nil
 }
 
@@ -245,6 +252,7 @@ type devConfig struct {
 	raftLog                            bool
 	limits                             limits
 	grpc                               grpcArgs
+	observe                            observeArgs
 }
 
 func devFlags(c *devConfig) *flag.FlagSet {
@@ -261,6 +269,7 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	fs.StringVar(&c.gatewayAddr, "gateway-addr", "127.0.0.1:7000", "also serve a gateway here (empty: none)")
 	c.limits.register(fs)
 	c.grpc.registerDev(fs)
+	c.observe.register(fs)
 	return fs
 }
 
@@ -278,6 +287,10 @@ func parseDev(args []string) (devConfig, error) {
 	if c.shards < 1 || c.shards > maxShards {
 		return devConfig{}, fmt.Errorf("--shards must be in 1..%d", maxShards)
 	}
+	if err := c.observe.check(); err != nil {
+		return devConfig{}, err
+	}
+	c.limits.server.Namespaces, c.limits.server.NamespaceLimit = c.observe.namespaceList(), c.observe.nsLimit
 	return c, nil
 }
 
@@ -321,6 +334,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
 			Peers: peers, Bootstrap: true, Shards: c.shards, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
 			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore), GRPCAddr: c.grpc.devAddr(c.host, i),
+			Trace: c.observe.trace,
 		})
 		if err != nil {
 			return err
@@ -334,7 +348,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 		}
 	}
 	if c.gatewayAddr != "" {
-		g, err := startDevGateway(c.gatewayAddr, peers, logger)
+		g, err := startDevGateway(c.gatewayAddr, peers, logger, c.observe.trace)
 		if err != nil {
 			return err
 		}

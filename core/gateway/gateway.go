@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // Config configures a Gateway.
@@ -46,6 +47,11 @@ type Config struct {
 	// The simulator sets one over its network, so the real gateway runs
 	// under the same faults as the members.
 	Transport http.RoundTripper
+	// Tracer records a span per relayed request and per attempt, and
+	// carries them to the members. Nil with Trace enabled makes Start set
+	// one up (flushed by Stop); nil otherwise is off.
+	Tracer *tracing.Tracer
+	Trace  tracing.Options
 }
 
 // DefaultConfig returns the gateway defaults.
@@ -104,6 +110,8 @@ type Gateway struct {
 	srv    *http.Server
 	stop   context.CancelFunc
 	closed chan struct{}
+	// flushTraces exports the spans still buffered (Config.Trace).
+	flushTraces func(context.Context) error
 }
 
 // New checks cfg and builds a gateway that has not fetched a map yet.
@@ -127,7 +135,7 @@ func New(cfg Config) (*Gateway, error) {
 		cfg: cfg,
 		// No client timeout: a blocking acquire may wait long; each
 		// request carries its own deadline.
-		http:       &http.Client{Transport: tr},
+		http:       &http.Client{Transport: cfg.Tracer.Transport(tr)},
 		metrics:    newMetrics(reg),
 		mux:        http.NewServeMux(),
 		closed:     make(chan struct{}),
@@ -153,12 +161,23 @@ func (g *Gateway) Run(ctx context.Context) { g.refreshLoop(ctx) }
 // logged: requests then go to the joined members, which forward) and
 // serves until Stop.
 func Start(ctx context.Context, cfg Config) (*Gateway, error) {
+	if cfg.Trace.Service == "" {
+		cfg.Trace.Service, cfg.Trace.Instance = "lockd-gateway", cfg.HTTPAddr
+	}
+	tracer, flush, err := tracing.Ensure(ctx, cfg.Tracer, cfg.Trace)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	cfg.Tracer = tracer
 	g, err := New(cfg)
 	if err != nil {
+		_ = flush(ctx)
 		return nil, err
 	}
+	g.flushTraces = flush
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
+		_ = flush(ctx)
 		return nil, fmt.Errorf("gateway: listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	g.ln = ln
@@ -193,6 +212,9 @@ func (g *Gateway) Stop(ctx context.Context) error {
 	}
 	<-g.closed
 	g.http.CloseIdleConnections()
+	if ferr := g.flushTraces(ctx); ferr != nil {
+		g.cfg.Logger.Warn("gateway: flush traces", "err", ferr)
+	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("gateway: shutdown: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/shard"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // grpcFront is a member's gRPC API (Options.GRPCAddr). It listens before
@@ -51,12 +52,12 @@ func (f *grpcFront) tune(cfg *node.Config) {
 	}
 }
 
-// serve starts serving the member's API over gRPC.
-func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger) {
+// serve starts serving the member's API over gRPC; tracer may be nil.
+func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger, tracer *tracing.Tracer) {
 	if f == nil {
 		return
 	}
-	f.srv = grpcapi.NewServer(grpcapi.New(api, h, f.changes))
+	f.srv = grpcapi.NewServer(grpcapi.New(api, h, f.changes), grpcapi.Observed(api, tracer)...)
 	go func() {
 		defer close(f.done)
 		if err := f.srv.Serve(f.ln); err != nil {

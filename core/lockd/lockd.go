@@ -24,6 +24,7 @@ import (
 	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/shard"
 	"github.com/lockstep/lockstep/core/stages"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // Options describe one member.
@@ -54,6 +55,11 @@ type Options struct {
 	// GRPCAddr, when set, also serves the API over gRPC there
 	// (proto/lockstep/v1, core/grpcapi).
 	GRPCAddr string
+	// Tracer records the member's spans (core/tracing). Nil with Trace
+	// enabled sets one up with an OTLP exporter, flushed by Stop; nil
+	// otherwise is off.
+	Tracer *tracing.Tracer
+	Trace  tracing.Options
 }
 
 // Member is a running lockstep process member.
@@ -64,12 +70,14 @@ type Member struct {
 	members *memberPort
 	grpc    *grpcFront
 	closed  chan struct{}
+	// flushTraces exports the spans still buffered (Options.Trace).
+	flushTraces func(context.Context) error
 }
 
 // Start opens the member port, the metadata group and the lock shards
 // (each with its own stores under DataDir) and serves HTTP. It returns once
 // the listeners are bound; leadership comes later.
-func Start(opts Options) (*Member, error) {
+func Start(opts Options) (_ *Member, err error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -89,6 +97,19 @@ func Start(opts Options) (*Member, error) {
 	case opts.Shards == 0:
 		opts.Shards = shards
 	}
+	if opts.Trace.Service == "" {
+		opts.Trace.Service, opts.Trace.Instance = "lockd", opts.ID
+	}
+	var flushTraces func(context.Context) error
+	opts.Tracer, flushTraces, err = tracing.Ensure(context.Background(), opts.Tracer, opts.Trace)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = flushTraces(context.Background())
+		}
+	}()
 	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.RaftLogs)
 	if err != nil {
 		return nil, err
@@ -116,24 +137,26 @@ func Start(opts Options) (*Member, error) {
 			_ = stores.Close()
 			return shard.Env{}, err
 		}
-		err = members.serveForwards(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err = members.serveForwards(g, opts.Tracer.Propagate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h := host.Load()
 			if h == nil {
 				node.WriteForwardError(w, fmt.Errorf("%w: member starting", node.ErrUnavailable))
 				return
 			}
 			h.ForwardHandler(g).ServeHTTP(w, r)
-		}))
+		})))
 		if err != nil {
 			_ = trans.Close()
 			_ = stores.Close()
 			return shard.Env{}, err
 		}
-		return shard.Env{Transport: trans, Stores: stores, Forwarder: members.forwarder(g)}, nil
+		fw := members.forwarder(g)
+		fw.Client.Transport = opts.Tracer.Transport(fw.Client.Transport)
+		return shard.Env{Transport: trans, Stores: stores, Forwarder: fw}, nil
 	}
 	recorder := stages.New()
 	tmpl := node.Config{Lock: opts.Lock, Clock: node.NewMonotonicClock(), Logger: opts.Logger, RaftLogs: opts.RaftLogs,
-		Stages: recorder}
+		Stages: recorder, Tracer: opts.Tracer}
 	if opts.Tune != nil {
 		opts.Tune(&tmpl)
 	}
@@ -152,6 +175,7 @@ func Start(opts Options) (*Member, error) {
 	host.Store(h)
 	scfg := opts.Server
 	scfg.Logger = opts.Logger
+	scfg.Tracer = opts.Tracer
 	scfg.Collectors = append(scfg.Collectors, recorder.Collector(), stages.RaftCollector())
 	if scfg.MaxWait == 0 {
 		scfg.MaxWait = opts.Lock.MaxWait
@@ -165,7 +189,8 @@ func Start(opts Options) (*Member, error) {
 		grpc:    front,
 		closed:  make(chan struct{}),
 	}
-	front.serve(srv, h, opts.Logger)
+	m.flushTraces = flushTraces
+	front.serve(srv, h, opts.Logger, opts.Tracer)
 	go func() {
 		defer close(m.closed)
 		if err := m.HTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -238,7 +263,7 @@ func (m *Member) Stop(ctx context.Context) error {
 	}
 	<-m.closed
 	nerr := m.Host.Shutdown() // closes the Raft transports
-	return errors.Join(gerr, nerr, ignoreCanceled(herr), m.members.Close())
+	return errors.Join(gerr, nerr, ignoreCanceled(herr), m.members.Close(), m.flushTraces(ctx))
 }
 
 func ignoreCanceled(err error) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // Clock is a node's monotonic clock: a reading since an arbitrary origin.
@@ -106,6 +107,9 @@ type Config struct {
 	// Stages, when set, times each request's steps through this node (see
 	// Stage); nil in the simulator and tests.
 	Stages StageObserver
+	// Tracer, when set, records spans of proposals, forwards and Raft
+	// applies (core/tracing); nil is off.
+	Tracer *tracing.Tracer
 }
 
 // ErrConfig marks an unusable configuration.

@@ -19,6 +19,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/shard"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // Config tunes the HTTP front end.
@@ -54,6 +55,13 @@ type Config struct {
 	Logger        *slog.Logger
 	// Collectors are extra series for /metrics (the member's stage timings).
 	Collectors []prometheus.Collector
+	// Tracer records a server span per API request; nil is off.
+	Tracer *tracing.Tracer
+	// Namespaces are the resource namespaces counted under their own label
+	// in lockstep_namespace_requests_total; empty counts the first
+	// NamespaceLimit (default 20) seen. Any other namespace counts as "other".
+	Namespaces     []string
+	NamespaceLimit int
 }
 
 // DefaultConfig returns the front-end defaults.
@@ -100,6 +108,8 @@ type Server struct {
 	peers *http.Client
 	// inFlight holds one token per API request being served.
 	inFlight chan struct{}
+	// namespaces counts requests per resource namespace (trace.go).
+	namespaces *namespaceCounter
 }
 
 // New builds the HTTP API for the member h. Each server has its own metrics
@@ -136,12 +146,16 @@ func New(h *shard.Host, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.NamespaceLimit <= 0 {
+		cfg.NamespaceLimit = defaultNamespaceLimit
+	}
 	reg := prometheus.NewRegistry()
 	s := &Server{
 		host: h, cfg: cfg, metrics: newMetrics(reg, h), mux: http.NewServeMux(),
 		peers:    &http.Client{Timeout: leaderViewTimeout},
 		inFlight: make(chan struct{}, cfg.MaxInFlight),
 	}
+	s.namespaces = newNamespaceCounter(reg, cfg.Namespaces, cfg.NamespaceLimit)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "lockstep_http_in_flight", Help: "API requests being served (bounded by MaxInFlight).",
 	}, func() float64 { return float64(len(s.inFlight)) }))
@@ -185,7 +199,7 @@ func (s *Server) Handler() http.Handler {
 		// its wait once the body is read.
 		budget := s.cfg.RequestTimeout + s.cfg.WriteTimeout
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(budget))
-		s.mux.ServeHTTP(w, r)
+		s.serveObserved(w, r)
 	})
 }
 
