@@ -13,6 +13,7 @@ import (
 	"github.com/lockstep/lockstep/core/gateway"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/tracing"
+	"github.com/lockstep/lockstep/core/tracing/otlp"
 )
 
 // gatewayFlags is the command line of lockd gateway.
@@ -23,7 +24,13 @@ func gatewayFlags(c *gateway.Config, join *string) *flag.FlagSet {
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTP API address to listen on")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "time to get a request answered, retries included (a blocking acquire adds its wait)")
 	fs.DurationVar(&c.RefreshInterval, "refresh-interval", c.RefreshInterval, "how often to fetch the shard map and leaders again")
-	registerTrace(fs, &c.Trace)
+	trace := new(otlp.Options)
+	registerTrace(fs, trace)
+	c.NewTracer = func(ctx context.Context) (*tracing.Tracer, func(context.Context) error, error) {
+		o := *trace
+		o.Service, o.Instance = "lockd-gateway", c.HTTPAddr
+		return otlp.Setup(ctx, o)
+	}
 	return fs
 }
 
@@ -40,9 +47,6 @@ func parseGateway(args []string) (gateway.Config, error) {
 	}
 	if len(c.Join) == 0 {
 		return gateway.Config{}, errors.New("--join is required")
-	}
-	if err := c.Trace.Validate(); err != nil {
-		return gateway.Config{}, err
 	}
 	return c, c.Validate()
 }
@@ -62,9 +66,13 @@ func runGateway(c gateway.Config, stdout io.Writer, logger *slog.Logger) error {
 }
 
 // startDevGateway serves a gateway joined to every dev node.
-func startDevGateway(addr string, peers []node.Peer, logger *slog.Logger, trace tracing.Options) (*gateway.Gateway, error) {
+func startDevGateway(addr string, peers []node.Peer, logger *slog.Logger, trace otlp.Options) (*gateway.Gateway, error) {
 	c := gateway.DefaultConfig()
-	c.HTTPAddr, c.Logger, c.Trace = addr, logger, trace
+	c.HTTPAddr, c.Logger = addr, logger
+	trace.Service, trace.Instance = "lockd-gateway", addr
+	c.NewTracer = func(ctx context.Context) (*tracing.Tracer, func(context.Context) error, error) {
+		return otlp.Setup(ctx, trace)
+	}
 	for _, p := range peers {
 		c.Join = append(c.Join, p.HTTPAddr)
 	}

@@ -48,10 +48,12 @@ type Config struct {
 	// under the same faults as the members.
 	Transport http.RoundTripper
 	// Tracer records a span per relayed request and per attempt, and
-	// carries them to the members. Nil with Trace enabled makes Start set
-	// one up (flushed by Stop); nil otherwise is off.
+	// carries them to the members; nil is off.
 	Tracer *tracing.Tracer
-	Trace  tracing.Options
+	// NewTracer, when set and Tracer is nil, makes Start build the Tracer
+	// (lockd's OTLP exporter); Stop calls the flush it returns. A hook, so
+	// the gateway (which the simulator runs) never links an exporter.
+	NewTracer func(context.Context) (*tracing.Tracer, func(context.Context) error, error)
 }
 
 // DefaultConfig returns the gateway defaults.
@@ -161,14 +163,13 @@ func (g *Gateway) Run(ctx context.Context) { g.refreshLoop(ctx) }
 // logged: requests then go to the joined members, which forward) and
 // serves until Stop.
 func Start(ctx context.Context, cfg Config) (*Gateway, error) {
-	if cfg.Trace.Service == "" {
-		cfg.Trace.Service, cfg.Trace.Instance = "lockd-gateway", cfg.HTTPAddr
+	flush := func(context.Context) error { return nil }
+	if cfg.Tracer == nil && cfg.NewTracer != nil {
+		var err error
+		if cfg.Tracer, flush, err = cfg.NewTracer(ctx); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
 	}
-	tracer, flush, err := tracing.Ensure(ctx, cfg.Tracer, cfg.Trace)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
-	}
-	cfg.Tracer = tracer
 	g, err := New(cfg)
 	if err != nil {
 		_ = flush(ctx)

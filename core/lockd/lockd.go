@@ -25,6 +25,7 @@ import (
 	"github.com/lockstep/lockstep/core/shard"
 	"github.com/lockstep/lockstep/core/stages"
 	"github.com/lockstep/lockstep/core/tracing"
+	"github.com/lockstep/lockstep/core/tracing/otlp"
 )
 
 // Options describe one member.
@@ -59,7 +60,7 @@ type Options struct {
 	// enabled sets one up with an OTLP exporter, flushed by Stop; nil
 	// otherwise is off.
 	Tracer *tracing.Tracer
-	Trace  tracing.Options
+	Trace  otlp.Options
 }
 
 // Member is a running lockstep process member.
@@ -101,7 +102,7 @@ func Start(opts Options) (_ *Member, err error) {
 		opts.Trace.Service, opts.Trace.Instance = "lockd", opts.ID
 	}
 	var flushTraces func(context.Context) error
-	opts.Tracer, flushTraces, err = tracing.Ensure(context.Background(), opts.Tracer, opts.Trace)
+	opts.Tracer, flushTraces, err = otlp.Ensure(context.Background(), opts.Tracer, opts.Trace)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,7 @@
-package tracing
+// Package otlp sets up a tracing.Tracer that exports over OTLP/HTTP: kept
+// apart from core/tracing so that the node (and the simulator, built for
+// wasip1) never links the SDK and the exporter.
+package otlp
 
 import (
 	"context"
@@ -12,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // ErrConfig marks unusable tracing settings.
@@ -69,7 +74,7 @@ func (o Options) Validate() error {
 // Setup starts an OTLP/HTTP exporter and returns a Tracer on it and the
 // shutdown that flushes the spans still buffered. Without an endpoint it
 // returns a nil Tracer (off) and a no-op shutdown.
-func Setup(ctx context.Context, o Options) (*Tracer, func(context.Context) error, error) {
+func Setup(ctx context.Context, o Options) (*tracing.Tracer, func(context.Context) error, error) {
 	none := func(context.Context) error { return nil }
 	if err := o.Validate(); err != nil {
 		return nil, none, err
@@ -94,7 +99,7 @@ func Setup(ctx context.Context, o Options) (*Tracer, func(context.Context) error
 		sdktrace.WithSampler(Sampler(o.Sample)),
 		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
 	)
-	return New(tp), tp.Shutdown, nil
+	return tracing.New(tp), tp.Shutdown, nil
 }
 
 // Sampler keeps fraction of the traces that start here and follows the
@@ -130,7 +135,7 @@ func endpointOptions(endpoint string) ([]otlptracehttp.Option, error) {
 // Ensure returns t when set, else what Setup(o) gives: a component takes
 // a Tracer from its caller (tests, lockd dev) or builds its own from
 // flags. The shutdown is a no-op for a Tracer passed in.
-func Ensure(ctx context.Context, t *Tracer, o Options) (*Tracer, func(context.Context) error, error) {
+func Ensure(ctx context.Context, t *tracing.Tracer, o Options) (*tracing.Tracer, func(context.Context) error, error) {
 	if t != nil {
 		return t, func(context.Context) error { return nil }, nil
 	}
