@@ -36,6 +36,13 @@ func startTraced(t *testing.T) ([]*lockd.Member, *tracing.Tracer, *tracetest.InM
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	tracer := tracing.New(tp)
+	return startWithTracer(t, tracer), tracer, exp
+}
+
+// startWithTracer starts three members of one lock shard with tracer (nil:
+// off) and waits until each knows the leader.
+func startWithTracer(t testing.TB, tracer *tracing.Tracer) []*lockd.Member {
+	t.Helper()
 	var peers []node.Peer
 	for i := range 3 {
 		peers = append(peers, node.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: freeAddr(t)})
@@ -51,18 +58,27 @@ func startTraced(t *testing.T) ([]*lockd.Member, *tracing.Tracer, *tracetest.InM
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { stopMember(t, m) })
+		t.Cleanup(func() { stopMemberTB(t, m) })
 		members = append(members, m)
 	}
-	waitFor(t, func() bool {
-		for _, m := range members {
-			if _, ok := m.Shard(1).Leader(); !ok {
-				return false
+	deadline := time.Now().Add(15 * time.Second)
+	for _, m := range members {
+		for _, ok := m.Shard(1).Leader(); !ok; _, ok = m.Shard(1).Leader() {
+			if time.Now().After(deadline) {
+				t.Fatal("no leader within 15s")
 			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		return true
-	})
-	return members, tracer, exp
+	}
+	return members
+}
+
+func stopMemberTB(t testing.TB, m *lockd.Member) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.Stop(ctx); err != nil {
+		t.Logf("stop %s: %v", m.Host.ID(), err)
+	}
 }
 
 // follower is a member that does not lead shard 1, and the leader's id.
