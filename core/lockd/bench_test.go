@@ -46,8 +46,13 @@ func BenchmarkReplicatedCycle(b *testing.B) {
 func BenchmarkHTTPCycle(b *testing.B) {
 	c := startClusterTB(b, lockd.LogStoreWAL)
 	url := c.url(c.leader())
+	runCycles(b, httpCycle(url))
+}
+
+// httpCycle acquires and releases a fresh key through the HTTP API at url.
+func httpCycle(url string) func(key string) error {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchCallers}}
-	runCycles(b, func(key string) error {
+	return func(key string) error {
 		var got api.AcquireResponse
 		if err := postJSON(hc, url+api.PathAcquire, api.AcquireRequest{Resource: key, ClientID: "c", TTL: 10_000}, &got); err != nil {
 			return err
@@ -56,7 +61,7 @@ func BenchmarkHTTPCycle(b *testing.B) {
 			return fmt.Errorf("acquire of fresh key %s refused", key)
 		}
 		return postJSON(hc, url+api.PathRelease, api.ReleaseRequest{Resource: key, LeaseID: got.LeaseID}, nil)
-	})
+	}
 }
 
 // benchCallers is the closed-loop concurrency of the cycle benchmarks.

@@ -2,14 +2,11 @@ package lockd_test
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/tracing"
 )
 
@@ -38,18 +35,8 @@ func BenchmarkTracingHTTPCycle(b *testing.B) {
 					url = "http://" + m.Addr()
 				}
 			}
-			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchCallers}}
 			b.ReportAllocs()
-			runCycles(b, func(key string) error {
-				var got api.AcquireResponse
-				if err := postJSON(hc, url+api.PathAcquire, api.AcquireRequest{Resource: key, ClientID: "c", TTL: 10_000}, &got); err != nil {
-					return err
-				}
-				if !got.Granted {
-					return fmt.Errorf("acquire of fresh key %s refused", key)
-				}
-				return postJSON(hc, url+api.PathRelease, api.ReleaseRequest{Resource: key, LeaseID: got.LeaseID}, nil)
-			})
+			runCycles(b, httpCycle(url))
 		})
 	}
 }

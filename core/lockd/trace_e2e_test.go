@@ -2,11 +2,8 @@ package lockd_test
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,9 +18,7 @@ import (
 
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/gateway"
-	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
-	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/tracing"
 	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
@@ -39,28 +34,13 @@ func startTraced(t *testing.T) ([]*lockd.Member, *tracing.Tracer, *tracetest.InM
 	return startWithTracer(t, tracer), tracer, exp
 }
 
-// startWithTracer starts three members of one lock shard with tracer (nil:
-// off) and waits until each knows the leader.
+// startWithTracer starts three members of one lock shard, serving gRPC
+// too, with tracer (nil: off), and waits until each knows the leader.
 func startWithTracer(t testing.TB, tracer *tracing.Tracer) []*lockd.Member {
 	t.Helper()
-	var peers []node.Peer
-	for i := range 3 {
-		peers = append(peers, node.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: freeAddr(t)})
-	}
-	base := t.TempDir()
-	var members []*lockd.Member
-	for i := range 3 {
-		m, err := lockd.Start(lockd.Options{
-			ID: peers[i].ID, RaftAddr: peers[i].RaftAddr, HTTPAddr: freeAddr(t), GRPCAddr: freeAddr(t),
-			DataDir: filepath.Join(base, peers[i].ID), Peers: peers, Bootstrap: true, Shards: 1,
-			Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler), SpreadInterval: -1, Tracer: tracer,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { stopMemberTB(t, m) })
-		members = append(members, m)
-	}
+	members, _ := startShardedWith(t, 1, 3, func(o *lockd.Options) {
+		o.GRPCAddr, o.SpreadInterval, o.Tracer = freeAddr(t), -1, tracer
+	})
 	deadline := time.Now().Add(15 * time.Second)
 	for _, m := range members {
 		for _, ok := m.Shard(1).Leader(); !ok; _, ok = m.Shard(1).Leader() {
@@ -71,14 +51,6 @@ func startWithTracer(t testing.TB, tracer *tracing.Tracer) []*lockd.Member {
 		}
 	}
 	return members
-}
-
-func stopMemberTB(t testing.TB, m *lockd.Member) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := m.Stop(ctx); err != nil {
-		t.Logf("stop %s: %v", m.Host.ID(), err)
-	}
 }
 
 // follower is a member that does not lead shard 1, and the leader's id.
