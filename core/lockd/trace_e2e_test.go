@@ -2,6 +2,7 @@ package lockd_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -123,24 +124,9 @@ func (st spanTree) named(name string) []tracetest.SpanStub {
 	return out
 }
 
-func waitForSpan(t *testing.T, exp *tracetest.InMemoryExporter, match func(tracetest.SpanStub) bool) tracetest.SpanStub {
-	t.Helper()
-	var found tracetest.SpanStub
-	waitFor(t, func() bool {
-		for _, s := range exp.GetSpans() {
-			if match(s) {
-				found = s
-				return true
-			}
-		}
-		return false
-	})
-	return found
-}
-
 // Goal: one acquire sent through the gateway to a follower is one trace
-// whose spans run, each the child of the one before, from the gateway
-// through the follower's HTTP handler and proposal, the forward hop and
+// whose spans run, each the child of the one before, from the client's
+// span (its traceparent) through the gateway, the follower's HTTP handler and proposal, the forward hop and
 // the leader's Raft apply, down to the commit and the state machine.
 // Method: three members and a gateway share an in-memory exporter; the
 // gateway's transport is pinned to a follower; read the chain of parents
@@ -160,16 +146,26 @@ func TestTraceFromGatewayToApply(t *testing.T) {
 	ts := httptest.NewServer(g.Handler())
 	t.Cleanup(ts.Close)
 
-	var out api.AcquireResponse
-	if code := postRaw(t, ts.URL+api.PathAcquire, `{"resource":"traced","client_id":"c1","ttl":10000}`, &out); code != 200 || !out.Granted {
-		t.Fatalf("acquire: %d %+v", code, out)
+	// The client's own span goes along as a traceparent header.
+	ctx, client := tracer.Start(context.Background(), "client", trace.SpanKindClient)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+api.PathAcquire,
+		strings.NewReader(`{"resource":"traced","client_id":"c1","ttl":10000}`))
+	resp, err := (&http.Client{Transport: tracer.Transport(http.DefaultTransport)}).Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	root := waitForSpan(t, exp, func(s tracetest.SpanStub) bool { return s.Name == "gateway acquire" })
-	id := root.SpanContext.TraceID()
+	var out api.AcquireResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 || !out.Granted {
+		t.Fatalf("acquire: %d %+v %v", resp.StatusCode, out, err)
+	}
+	resp.Body.Close()
+	client.End()
+	id := client.SpanContext().TraceID()
 	var tree spanTree
 	waitFor(t, func() bool {
 		tree = treeOf(exp.GetSpans(), id)
-		return len(tree.named("fsm.apply")) > 0
+		// The gateway ends its span after the reply is on its way.
+		return len(tree.named("fsm.apply")) > 0 && len(tree.named("gateway acquire")) > 0
 	})
 	applies := tree.named("fsm.apply")
 	if len(applies) != 1 {
@@ -178,7 +174,7 @@ func TestTraceFromGatewayToApply(t *testing.T) {
 	got := strings.Join(tree.path(applies[0]), " > ")
 	fid := f.Host.ID()
 	want := strings.Join([]string{
-		"gateway acquire", "gateway.attempt", "lockstep acquire@" + fid, "node.propose@" + fid, "node.forward@" + fid,
+		"client", "gateway acquire", "gateway.attempt", "lockstep acquire@" + fid, "node.propose@" + fid, "node.forward@" + fid,
 		"node.serve_forward@" + leaderID, "raft.apply@" + leaderID, "fsm.apply",
 	}, " > ")
 	if got != want {
