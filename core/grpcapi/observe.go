@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -21,21 +22,30 @@ import (
 // traceparent (metadata), and after the call a log line and a namespace
 // count (server.Observe). t may be nil (tracing off).
 func Observed(api *server.Server, t *tracing.Tracer) []grpc.ServerOption {
-	o := observer{api: api, t: t}
+	o := observer{api: api, t: t, names: new(sync.Map)}
 	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(o.unary), grpc.ChainStreamInterceptor(o.stream)}
 }
 
 type observer struct {
 	api *server.Server
 	t   *tracing.Tracer
+	// names caches each method's op and span name (a few methods, built
+	// once each instead of per call).
+	names *sync.Map
 }
 
 // begin starts a call's span and bookkeeping; end finishes both with the
 // call's error.
 func (o observer) begin(ctx context.Context, method string) (context.Context, func(error)) {
-	op := opName(method)
+	v, ok := o.names.Load(method)
+	if !ok {
+		op := opName(method)
+		v, _ = o.names.LoadOrStore(method, [2]string{op, "lockstep " + op})
+	}
+	names := v.([2]string)
+	op := names[0]
 	ctx = o.t.ExtractIncoming(ctx)
-	ctx, span := o.t.Start(ctx, "lockstep "+op, trace.SpanKindServer)
+	ctx, span := o.t.Start(ctx, names[1], trace.SpanKindServer)
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.method", method))
 	}

@@ -17,11 +17,7 @@ import (
 // built only for a recorded span: tracing off costs no allocation here.
 func (n *Node) startPropose(ctx context.Context, cmd *lock.Command) (context.Context, trace.Span) {
 	if info := tracing.InfoFrom(ctx); info != nil {
-		var lease string
-		if cmd.LeaseID != (lock.LeaseID{}) {
-			lease = cmd.LeaseID.String()
-		}
-		info.Note(cmd.Resource, cmd.ClientID, cmd.RequestID, lease, n.cfg.Group)
+		info.Note(cmd.Resource, cmd.ClientID, cmd.RequestID, cmd.LeaseID, n.cfg.Group)
 	}
 	ctx, span := n.cfg.Tracer.Start(ctx, "node.propose", trace.SpanKindInternal)
 	if span.IsRecording() {

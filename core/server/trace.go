@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -20,13 +19,13 @@ import (
 // (not a probe or /metrics) also gets a server span, child of the caller's
 // traceparent, and, after its reply, a log line and a namespace count.
 func (s *Server) serveObserved(w http.ResponseWriter, r *http.Request) {
-	op, ok := apiOp(r.URL.Path)
+	op, name, ok := apiOp(r.URL.Path)
 	if !ok {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
 	ctx := s.cfg.Tracer.Extract(r.Context(), r.Header)
-	ctx, span := s.cfg.Tracer.Start(ctx, "lockstep "+op, trace.SpanKindServer)
+	ctx, span := s.cfg.Tracer.Start(ctx, name, trace.SpanKindServer)
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path),
 			attribute.String("lockstep.node", s.host.ID()))
@@ -44,15 +43,23 @@ func (s *Server) serveObserved(w http.ResponseWriter, r *http.Request) {
 	end(strconv.Itoa(sw.status), sw.status >= 500 && sw.status != http.StatusServiceUnavailable)
 }
 
-// apiOp names the API operation at path; probes and /metrics are not one.
-func apiOp(path string) (string, bool) {
-	switch {
-	case path == api.PathCluster:
-		return "cluster", true
-	case strings.HasPrefix(path, "/lock/"):
-		return path[len("/lock/"):], true
+// apiOps are the API operations by path, with their span names built once.
+var apiOps = func() map[string][2]string {
+	ops := map[string][2]string{}
+	for path, op := range map[string]string{
+		api.PathAcquire: "acquire", api.PathAcquireMany: "acquire_many", api.PathRelease: "release",
+		api.PathRenew: "renew", api.PathStatus: "status", api.PathCluster: "cluster",
+	} {
+		ops[path] = [2]string{op, "lockstep " + op}
 	}
-	return "", false
+	return ops
+}()
+
+// apiOp names the API operation at path and its span; probes, /metrics
+// and unknown paths are not one.
+func apiOp(path string) (op, span string, ok bool) {
+	o, ok := apiOps[path]
+	return o[0], o[1], ok
 }
 
 // Observe starts the bookkeeping of one API request of any front end: the

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"encoding/hex"
 	"log/slog"
 	"sync"
 
@@ -12,8 +13,10 @@ import (
 // The front end installs it; the node fills it in when it proposes the
 // request's command, as only the node knows the shard and the lease id.
 type Info struct {
-	mu                                      sync.Mutex
-	resource, client, request, lease, shard string
+	mu                               sync.Mutex
+	resource, client, request, shard string
+	// lease is kept as bytes and printed only if the request is logged.
+	lease [16]byte
 }
 
 type infoKey struct{}
@@ -34,7 +37,7 @@ func InfoFrom(ctx context.Context) *Info {
 // Note records a command of the request. A request that proposes several
 // (a wait that ends in a cancel, an acquire across shards) keeps the first
 // non-empty value of each field.
-func (i *Info) Note(resource, client, request, lease, shard string) {
+func (i *Info) Note(resource, client, request string, lease [16]byte, shard string) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	keep := func(f *string, v string) {
@@ -45,7 +48,9 @@ func (i *Info) Note(resource, client, request, lease, shard string) {
 	keep(&i.resource, resource)
 	keep(&i.client, client)
 	keep(&i.request, request)
-	keep(&i.lease, lease)
+	if i.lease == ([16]byte{}) {
+		i.lease = lease
+	}
 	keep(&i.shard, shard)
 }
 
@@ -62,9 +67,13 @@ func (i *Info) LogAttrs(ctx context.Context) []slog.Attr {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	attrs := make([]slog.Attr, 0, 6)
+	var lease string
+	if i.lease != ([16]byte{}) {
+		lease = hex.EncodeToString(i.lease[:])
+	}
 	for _, f := range [...]struct{ key, value string }{
 		{"resource", i.resource}, {"client_id", i.client}, {"request_id", i.request},
-		{"lease_id", i.lease}, {"shard", i.shard},
+		{"lease_id", lease}, {"shard", i.shard},
 	} {
 		if f.value != "" {
 			attrs = append(attrs, slog.String(f.key, f.value))

@@ -98,13 +98,13 @@ func TestInfoKeepsTheFirstValues(t *testing.T) {
 	if tracing.InfoFrom(ctx) != info || tracing.InfoFrom(context.Background()) != nil {
 		t.Fatal("InfoFrom does not find the installed Info")
 	}
-	info.Note("a:r", "c1", "", "", "2")
-	info.Note("b:r", "c2", "req-9", "lease-1", "3")
+	info.Note("a:r", "c1", "", [16]byte{}, "2")
+	info.Note("b:r", "c2", "req-9", [16]byte{0xab, 15: 1}, "3")
 	got := map[string]string{}
 	for _, a := range info.LogAttrs(ctx) {
 		got[a.Key] = a.Value.String()
 	}
-	want := map[string]string{"resource": "a:r", "client_id": "c1", "request_id": "req-9", "lease_id": "lease-1", "shard": "2"}
+	want := map[string]string{"resource": "a:r", "client_id": "c1", "request_id": "req-9", "lease_id": "ab000000000000000000000000000001", "shard": "2"}
 	if len(got) != len(want) {
 		t.Fatalf("attrs %v, want %v", got, want)
 	}
