@@ -26,9 +26,9 @@ func gatewayFlags(c *gateway.Config, join *string) *flag.FlagSet {
 	fs.DurationVar(&c.RefreshInterval, "refresh-interval", c.RefreshInterval, "how often to fetch the shard map and leaders again")
 	trace := new(otlp.Options)
 	registerTrace(fs, trace)
-	c.NewTracer = func(ctx context.Context) (*tracing.Tracer, func(context.Context) error, error) {
+	c.NewTracer = func(ctx context.Context, logger *slog.Logger) (*tracing.Tracer, func(context.Context) error, error) {
 		o := *trace
-		o.Service, o.Instance = "lockd-gateway", c.HTTPAddr
+		o.Service, o.Instance, o.Logger = "lockd-gateway", c.HTTPAddr, logger
 		return otlp.Setup(ctx, o)
 	}
 	return fs
@@ -70,7 +70,8 @@ func startDevGateway(addr string, peers []node.Peer, logger *slog.Logger, trace 
 	c := gateway.DefaultConfig()
 	c.HTTPAddr, c.Logger = addr, logger
 	trace.Service, trace.Instance = "lockd-gateway", addr
-	c.NewTracer = func(ctx context.Context) (*tracing.Tracer, func(context.Context) error, error) {
+	c.NewTracer = func(ctx context.Context, logger *slog.Logger) (*tracing.Tracer, func(context.Context) error, error) {
+		trace.Logger = logger
 		return otlp.Setup(ctx, trace)
 	}
 	for _, p := range peers {

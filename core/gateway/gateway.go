@@ -51,9 +51,10 @@ type Config struct {
 	// carries them to the members; nil is off.
 	Tracer *tracing.Tracer
 	// NewTracer, when set and Tracer is nil, makes Start build the Tracer
-	// (lockd's OTLP exporter); Stop calls the flush it returns. A hook, so
-	// the gateway (which the simulator runs) never links an exporter.
-	NewTracer func(context.Context) (*tracing.Tracer, func(context.Context) error, error)
+	// (lockd's OTLP exporter, reporting its errors to the logger given);
+	// Stop calls the flush it returns. A hook, so the gateway (which the
+	// simulator runs) never links an exporter.
+	NewTracer func(context.Context, *slog.Logger) (*tracing.Tracer, func(context.Context) error, error)
 }
 
 // DefaultConfig returns the gateway defaults.
@@ -166,7 +167,7 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	flush := func(context.Context) error { return nil }
 	if cfg.Tracer == nil && cfg.NewTracer != nil {
 		var err error
-		if cfg.Tracer, flush, err = cfg.NewTracer(ctx); err != nil {
+		if cfg.Tracer, flush, err = cfg.NewTracer(ctx, cfg.Logger); err != nil {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 	}

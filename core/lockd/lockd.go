@@ -101,6 +101,9 @@ func Start(opts Options) (_ *Member, err error) {
 	if opts.Trace.Service == "" {
 		opts.Trace.Service, opts.Trace.Instance = "lockd", opts.ID
 	}
+	if opts.Trace.Logger == nil {
+		opts.Trace.Logger = opts.Logger
+	}
 	var flushTraces func(context.Context) error
 	opts.Tracer, flushTraces, err = otlp.Ensure(context.Background(), opts.Tracer, opts.Trace)
 	if err != nil {

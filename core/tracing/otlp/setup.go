@@ -7,10 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -41,6 +43,10 @@ type Options struct {
 	Service string
 	// Instance tells processes of one service apart (service.instance.id).
 	Instance string
+	// Logger, when set, gets the exporter's errors (an unreachable
+	// collector) at warn instead of the standard log package. OpenTelemetry
+	// has one error handler per process: the last Setup's logger wins.
+	Logger *slog.Logger
 }
 
 // envEndpoints are the standard variables that configure the exporter.
@@ -85,6 +91,10 @@ func Setup(ctx context.Context, o Options) (*tracing.Tracer, func(context.Contex
 	opts, err := endpointOptions(o.Endpoint)
 	if err != nil {
 		return nil, none, err
+	}
+	if o.Logger != nil {
+		logger := o.Logger
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("trace export failed", "err", err) }))
 	}
 	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {
