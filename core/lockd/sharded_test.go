@@ -37,7 +37,9 @@ func startShardedWith(t testing.TB, shards, up int, tune func(*lockd.Options)) (
 	var members []*lockd.Member
 	for i := range up {
 		opts := lockd.Options{
-			ID: peers[i].ID, RaftAddr: peers[i].RaftAddr, HTTPAddr: freeAddr(t), DataDir: filepath.Join(base, peers[i].ID),
+			// Port 0: members publish their bound address, and a port
+			// picked ahead could be taken by another process meanwhile.
+			ID: peers[i].ID, RaftAddr: peers[i].RaftAddr, HTTPAddr: "127.0.0.1:0", DataDir: filepath.Join(base, peers[i].ID),
 			Peers: peers, Bootstrap: true, Shards: shards, Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler),
 			SpreadInterval: 200 * time.Millisecond,
 		}

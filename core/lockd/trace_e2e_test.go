@@ -40,7 +40,7 @@ func startTraced(t *testing.T) ([]*lockd.Member, *tracing.Tracer, *tracetest.InM
 func startWithTracer(t testing.TB, tracer *tracing.Tracer) []*lockd.Member {
 	t.Helper()
 	members, _ := startShardedWith(t, 1, 3, func(o *lockd.Options) {
-		o.GRPCAddr, o.SpreadInterval, o.Tracer = freeAddr(t), -1, tracer
+		o.GRPCAddr, o.SpreadInterval, o.Tracer = "127.0.0.1:0", -1, tracer
 	})
 	deadline := time.Now().Add(15 * time.Second)
 	for _, m := range members {
