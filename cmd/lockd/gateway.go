@@ -12,6 +12,8 @@ import (
 
 	"github.com/lockstep/lockstep/core/gateway"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/tracing"
+	"github.com/lockstep/lockstep/core/tracing/otlp"
 )
 
 // gatewayFlags is the command line of lockd gateway.
@@ -24,6 +26,13 @@ func gatewayFlags(c *gateway.Config, join *string, faults *gatewayFaultArgs, t *
 	fs.DurationVar(&c.RefreshInterval, "refresh-interval", c.RefreshInterval, "how often to fetch the shard map and leaders again")
 	faults.register(fs)
 	t.registerGateway(fs)
+	trace := new(otlp.Options)
+	registerTrace(fs, trace)
+	c.NewTracer = func(ctx context.Context, logger *slog.Logger) (*tracing.Tracer, func(context.Context) error, error) {
+		o := *trace
+		o.Service, o.Instance, o.Logger = "lockd-gateway", c.HTTPAddr, logger
+		return otlp.Setup(ctx, o)
+	}
 	return fs
 }
 
@@ -64,11 +73,16 @@ func runGateway(c gateway.Config, stdout io.Writer, logger *slog.Logger) error {
 }
 
 // startDevGateway serves a gateway joined to every dev node.
-func startDevGateway(addr string, peers []node.Peer, logger *slog.Logger, pki *devPKI) (*gateway.Gateway, error) {
+func startDevGateway(addr string, peers []node.Peer, logger *slog.Logger, pki *devPKI, trace otlp.Options) (*gateway.Gateway, error) {
 	c := gateway.DefaultConfig()
 	c.HTTPAddr, c.Logger = addr, logger
 	if pki != nil {
 		c.TLS, c.UpstreamTLS = pki.gateway, pki.upstream
+	}
+	trace.Service, trace.Instance = "lockd-gateway", addr
+	c.NewTracer = func(ctx context.Context, logger *slog.Logger) (*tracing.Tracer, func(context.Context) error, error) {
+		trace.Logger = logger
+		return otlp.Setup(ctx, trace)
 	}
 	for _, p := range peers {
 		c.Join = append(c.Join, p.HTTPAddr)

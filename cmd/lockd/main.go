@@ -173,6 +173,7 @@ type memberArgs struct {
 	grpc                                             grpcArgs
 	acl                                              aclArgs
 	tls                                              tlsArgs
+	observe                                          observeArgs
 }
 
 func memberFlags(a *memberArgs) *flag.FlagSet {
@@ -194,6 +195,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	a.grpc.registerMember(fs)
 	a.acl.register(fs)
 	a.tls.register(fs)
+	a.observe.register(fs)
 	return fs
 }
 
@@ -249,6 +251,11 @@ func parseMember(args []string) (lockd.Options, error) {
 	if opts.TLS, err = a.tls.member(); err != nil {
 		return lockd.Options{}, err
 	}
+	if err := a.observe.check(); err != nil {
+		return lockd.Options{}, err
+	}
+	opts.Trace = a.observe.trace
+	opts.Server.Namespaces, opts.Server.NamespaceLimit = a.observe.namespaceList(), a.observe.nsLimit
 	return opts, nil
 }
 
@@ -279,6 +286,7 @@ type devConfig struct {
 	grpc                               grpcArgs
 	commitPath                         commitPathArgs
 	acl                                aclArgs
+	observe                            observeArgs
 }
 
 func devFlags(c *devConfig) *flag.FlagSet {
@@ -298,6 +306,7 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	c.grpc.registerDev(fs)
 	c.commitPath.register(fs)
 	c.acl.register(fs)
+	c.observe.register(fs)
 	return fs
 }
 
@@ -318,6 +327,10 @@ func parseDev(args []string) (devConfig, error) {
 	if c.shards < 1 || c.shards > maxShards {
 		return devConfig{}, fmt.Errorf("--shards must be in 1..%d", maxShards)
 	}
+	if err := c.observe.check(); err != nil {
+		return devConfig{}, err
+	}
+	c.limits.server.Namespaces, c.limits.server.NamespaceLimit = c.observe.namespaceList(), c.observe.nsLimit
 	return c, nil
 }
 
@@ -377,6 +390,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 			Peers: peers, Bootstrap: true, Shards: c.shards, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
 			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore), GRPCAddr: c.grpc.devAddr(c.host, i),
 			Tune: c.commitPath.tune, ACLBootstrapToken: c.acl.bootstrapToken, TLS: pki.member(p.ID),
+			Trace: c.observe.trace,
 		}
 		c.commitPath.member(&opts)
 		m, err := lockd.Start(opts)
@@ -396,7 +410,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 		}
 	}
 	if c.gatewayAddr != "" {
-		g, err := startDevGateway(c.gatewayAddr, peers, logger, pki)
+		g, err := startDevGateway(c.gatewayAddr, peers, logger, pki, c.observe.trace)
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // Config configures a Gateway.
@@ -53,6 +54,14 @@ type Config struct {
 	// UpstreamTLS, when set, reaches the members over HTTPS with it (the
 	// default transport only).
 	UpstreamTLS *tls.Config
+	// Tracer records a span per relayed request and per attempt, and
+	// carries them to the members; nil is off.
+	Tracer *tracing.Tracer
+	// NewTracer, when set and Tracer is nil, makes Start build the Tracer
+	// (lockd's OTLP exporter, reporting its errors to the logger given);
+	// Stop calls the flush it returns. A hook, so the gateway (which the
+	// simulator runs) never links an exporter.
+	NewTracer func(context.Context, *slog.Logger) (*tracing.Tracer, func(context.Context) error, error)
 }
 
 // DefaultConfig returns the gateway defaults.
@@ -113,6 +122,8 @@ type Gateway struct {
 	srv    *http.Server
 	stop   context.CancelFunc
 	closed chan struct{}
+	// flushTraces exports the spans still buffered (Config.Trace).
+	flushTraces func(context.Context) error
 }
 
 // New checks cfg and builds a gateway that has not fetched a map yet.
@@ -141,7 +152,7 @@ func New(cfg Config) (*Gateway, error) {
 		cfg: cfg,
 		// No client timeout: a blocking acquire may wait long; each
 		// request carries its own deadline.
-		http:       &http.Client{Transport: tr},
+		http:       &http.Client{Transport: cfg.Tracer.Transport(tr)},
 		scheme:     scheme,
 		metrics:    newMetrics(reg),
 		mux:        http.NewServeMux(),
@@ -168,12 +179,22 @@ func (g *Gateway) Run(ctx context.Context) { g.refreshLoop(ctx) }
 // logged: requests then go to the joined members, which forward) and
 // serves until Stop.
 func Start(ctx context.Context, cfg Config) (*Gateway, error) {
+	flush := func(context.Context) error { return nil }
+	if cfg.Tracer == nil && cfg.NewTracer != nil {
+		var err error
+		if cfg.Tracer, flush, err = cfg.NewTracer(ctx, cfg.Logger); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+	}
 	g, err := New(cfg)
 	if err != nil {
+		_ = flush(ctx)
 		return nil, err
 	}
+	g.flushTraces = flush
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
+		_ = flush(ctx)
 		return nil, fmt.Errorf("gateway: listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	g.ln = ln
@@ -224,6 +245,9 @@ func (g *Gateway) Stop(ctx context.Context) error {
 	}
 	<-g.closed
 	g.http.CloseIdleConnections()
+	if ferr := g.flushTraces(ctx); ferr != nil {
+		g.cfg.Logger.Warn("gateway: flush traces", "err", ferr)
+	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("gateway: shutdown: %w", err)
 	}

@@ -105,7 +105,9 @@ func (g *Gateway) relay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := parseCall(r, body)
-	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.RequestTimeout+c.wait)
+	start := time.Now()
+	ctx, span := g.startRelay(r, c)
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.RequestTimeout+c.wait)
 	defer cancel()
 	a := g.forward(ctx, c)
 	if c.op == "cluster" && a.status == http.StatusOK {
@@ -113,6 +115,7 @@ func (g *Gateway) relay(w http.ResponseWriter, r *http.Request) {
 	}
 	a.write(w)
 	g.metrics.requests.WithLabelValues(c.op, strconv.Itoa(a.status)).Inc()
+	g.endRelay(ctx, span, c, a.status, start)
 }
 
 // outcome is one attempt's result: a final answer, or a reason to retry.
@@ -137,7 +140,9 @@ func (g *Gateway) forward(ctx context.Context, c call) answer {
 	for attempt := range maxAttempts {
 		seen := g.generation.Load()
 		addr := g.pick(c.resource, failed)
-		o := g.attempt(ctx, addr, c)
+		actx, span := g.startAttempt(ctx, addr)
+		o := g.attempt(actx, addr, c)
+		endAttempt(span, o)
 		if o.retry == "" {
 			return o.answer
 		}

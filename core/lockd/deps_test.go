@@ -26,6 +26,8 @@ func TestDependencyBoundaries(t *testing.T) {
 		{"github.com/lockstep/lockstep/cmd/locksim", []string{
 			"go.etcd.io/bbolt", "github.com/boltdb/bolt", "github.com/hashicorp/raft-boltdb/v2",
 			"github.com/lockstep/lockstep/core/wal", "github.com/lockstep/lockstep/core/lockd",
+			// Tracing in the simulator is the no-op API only: no SDK, no exporter.
+			"github.com/lockstep/lockstep/core/tracing/otlp", "go.opentelemetry.io/otel/sdk/trace",
 		}},
 	}
 	for _, c := range cases {

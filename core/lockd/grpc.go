@@ -15,6 +15,7 @@ import (
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/shard"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // grpcFront is a member's gRPC API (Options.GRPCAddr). It listens before
@@ -55,13 +56,13 @@ func (f *grpcFront) tune(cfg *node.Config) {
 }
 
 // serve starts serving the member's API over gRPC, over TLS when cfg is
-// set.
-func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger, cfg *tls.Config) {
+// set; tracer may be nil.
+func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger, cfg *tls.Config, tracer *tracing.Tracer) {
 	if f == nil {
 		return
 	}
 	f.api = api
-	opts := grpcAuth()
+	opts := append(grpcAuth(), grpcapi.Observed(api, tracer)...)
 	if cfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
 	}

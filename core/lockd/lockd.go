@@ -27,6 +27,8 @@ import (
 	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/shard"
 	"github.com/lockstep/lockstep/core/stages"
+	"github.com/lockstep/lockstep/core/tracing"
+	"github.com/lockstep/lockstep/core/tracing/otlp"
 )
 
 // Options describe one member.
@@ -77,6 +79,11 @@ type Options struct {
 	// TLS, when set, serves every port over TLS: mutual TLS on the member
 	// port, client certificates on the API ports if TLS.APIClients is set.
 	TLS *TLS
+	// Tracer records the member's spans (core/tracing). Nil with Trace
+	// enabled sets one up with an OTLP exporter, flushed by Stop; nil
+	// otherwise is off.
+	Tracer *tracing.Tracer
+	Trace  otlp.Options
 }
 
 // Member is a running lockstep process member.
@@ -90,12 +97,14 @@ type Member struct {
 	// is no sign: net/http sets it up while serving).
 	tls    bool
 	closed chan struct{}
+	// flushTraces exports the spans still buffered (Options.Trace).
+	flushTraces func(context.Context) error
 }
 
 // Start opens the member port, the metadata group and the lock shards
 // (each with its own stores under DataDir) and serves HTTP. It returns once
 // the listeners are bound; leadership comes later.
-func Start(opts Options) (*Member, error) {
+func Start(opts Options) (_ *Member, err error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -119,6 +128,22 @@ func Start(opts Options) (*Member, error) {
 	case opts.Shards == 0:
 		opts.Shards = shards
 	}
+	if opts.Trace.Service == "" {
+		opts.Trace.Service, opts.Trace.Instance = "lockd", opts.ID
+	}
+	if opts.Trace.Logger == nil {
+		opts.Trace.Logger = opts.Logger
+	}
+	var flushTraces func(context.Context) error
+	opts.Tracer, flushTraces, err = otlp.Ensure(context.Background(), opts.Tracer, opts.Trace)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = flushTraces(context.Background())
+		}
+	}()
 	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.RaftLogs, opts.TLS)
 	if err != nil {
 		return nil, err
@@ -155,24 +180,26 @@ func Start(opts Options) (*Member, error) {
 			_ = stores.Close()
 			return shard.Env{}, err
 		}
-		err = members.serveForwards(g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err = members.serveForwards(g, opts.Tracer.Propagate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h := host.Load()
 			if h == nil {
 				node.WriteForwardError(w, fmt.Errorf("%w: member starting", node.ErrUnavailable))
 				return
 			}
 			h.ForwardHandler(g).ServeHTTP(w, r)
-		}))
+		})))
 		if err != nil {
 			_ = trans.Close()
 			_ = stores.Close()
 			return shard.Env{}, err
 		}
-		return shard.Env{Transport: trans, Stores: stores, Forwarder: members.forwarder(g)}, nil
+		fw := members.forwarder(g)
+		fw.Client.Transport = opts.Tracer.Transport(fw.Client.Transport)
+		return shard.Env{Transport: trans, Stores: stores, Forwarder: fw}, nil
 	}
 	recorder := stages.New()
 	tmpl := node.Config{Lock: opts.Lock, Clock: node.NewMonotonicClock(), Logger: opts.Logger, RaftLogs: opts.RaftLogs,
-		Stages: recorder}
+		Stages: recorder, Tracer: opts.Tracer}
 	if opts.Tune != nil {
 		opts.Tune(&tmpl)
 	}
@@ -192,6 +219,7 @@ func Start(opts Options) (*Member, error) {
 	scfg := opts.Server
 	scfg.Logger = opts.Logger
 	scfg.PeerTLS = opts.TLS.peerDial()
+	scfg.Tracer = opts.Tracer
 	scfg.Collectors = append(scfg.Collectors, recorder.Collector(), stages.RaftCollector())
 	if scfg.MaxWait == 0 {
 		scfg.MaxWait = opts.Lock.MaxWait
@@ -206,7 +234,8 @@ func Start(opts Options) (*Member, error) {
 		closed:  make(chan struct{}),
 	}
 	apiTLS := opts.TLS.api()
-	front.serve(srv, h, opts.Logger, apiTLS)
+	m.flushTraces = flushTraces
+	front.serve(srv, h, opts.Logger, apiTLS, opts.Tracer)
 	// A copy: net/http adds its protocols to the config it serves.
 	m.HTTP.TLSConfig, m.tls = apiTLS.Clone(), apiTLS != nil
 	if bootstrap != nil {
@@ -298,7 +327,7 @@ func (m *Member) Stop(ctx context.Context) error {
 	}
 	<-m.closed
 	nerr := m.Host.Shutdown() // closes the Raft transports
-	return errors.Join(gerr, nerr, ignoreCanceled(herr), m.members.Close())
+	return errors.Join(gerr, nerr, ignoreCanceled(herr), m.members.Close(), m.flushTraces(ctx))
 }
 
 func ignoreCanceled(err error) error {

@@ -21,6 +21,13 @@ import (
 // shards each and a fast leader spread.
 func startSharded(t *testing.T, shards, up int) ([]*lockd.Member, []node.Peer) {
 	t.Helper()
+	return startShardedWith(t, shards, up, nil)
+}
+
+// startShardedWith is startSharded with each member's options passed
+// through tune (nil: none) before it starts.
+func startShardedWith(t testing.TB, shards, up int, tune func(*lockd.Options)) ([]*lockd.Member, []node.Peer) {
+	t.Helper()
 	var peers []node.Peer
 	for i := range 3 {
 		// No @httpaddr: members publish it in the metadata group.
@@ -29,11 +36,17 @@ func startSharded(t *testing.T, shards, up int) ([]*lockd.Member, []node.Peer) {
 	base := t.TempDir()
 	var members []*lockd.Member
 	for i := range up {
-		m, err := lockd.Start(lockd.Options{
-			ID: peers[i].ID, RaftAddr: peers[i].RaftAddr, HTTPAddr: freeAddr(t), DataDir: filepath.Join(base, peers[i].ID),
+		opts := lockd.Options{
+			// Port 0: members publish their bound address, and a port
+			// picked ahead could be taken by another process meanwhile.
+			ID: peers[i].ID, RaftAddr: peers[i].RaftAddr, HTTPAddr: "127.0.0.1:0", DataDir: filepath.Join(base, peers[i].ID),
 			Peers: peers, Bootstrap: true, Shards: shards, Lock: lock.DefaultConfig(), Logger: slog.New(slog.DiscardHandler),
 			SpreadInterval: 200 * time.Millisecond,
-		})
+		}
+		if tune != nil {
+			tune(&opts)
+		}
+		m, err := lockd.Start(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +102,7 @@ func TestUnroutableRequestFailsFast(t *testing.T) {
 	}
 }
 
-func stopMember(t *testing.T, m *lockd.Member) {
+func stopMember(t testing.TB, m *lockd.Member) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := m.Stop(ctx); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // Clock is a node's monotonic clock: a reading since an arbitrary origin.
@@ -121,6 +122,9 @@ type Config struct {
 	// WatchHistory is how many recent events the node keeps for watchers
 	// that resume (watch.go); zero keeps DefaultWatchHistory.
 	WatchHistory int
+	// Tracer, when set, records spans of proposals, forwards and Raft
+	// applies (core/tracing); nil is off.
+	Tracer *tracing.Tracer
 }
 
 // ErrConfig marks an unusable configuration.

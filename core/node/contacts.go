@@ -23,6 +23,10 @@ type contacts struct {
 	// leaderSince is when this node last became leader: a member it has
 	// never reached counts as unreachable from then, not from year one.
 	leaderSince time.Time
+	// leader is the leader observed last ("" while none is known);
+	// changes counts the observations of a leader other than that.
+	leader  raft.ServerID
+	changes uint64
 }
 
 func newContacts(self raft.ServerID) *contacts {
@@ -36,6 +40,10 @@ func (c *contacts) observe(o raft.Observation) {
 	switch d := o.Data.(type) {
 	case raft.LeaderObservation:
 		clear(c.failing)
+		if d.LeaderID != "" && d.LeaderID != c.leader {
+			c.changes++
+		}
+		c.leader = d.LeaderID
 		if d.LeaderID == c.self {
 			c.leaderSince = time.Now()
 		}
@@ -48,6 +56,20 @@ func (c *contacts) observe(o raft.Observation) {
 	case raft.ResumedHeartbeatObservation:
 		delete(c.failing, d.PeerID)
 	}
+}
+
+// leading reports whether the last leader observed is this node.
+func (c *contacts) leading() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leader == c.self
+}
+
+// leaderChanges is how many new leaders this node has observed.
+func (c *contacts) leaderChanges() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changes
 }
 
 // lastContact reports how long ago the leader last reached id, and whether

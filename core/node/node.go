@@ -54,10 +54,13 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.applied = n.noticeOrphans
+	f.applied = func(index uint64, events []lock.Event) {
+		n.noticeOrphans(index, events)
+		n.logEvents(events)
+	}
 	f.onApply = cfg.OnApply
 	f.onPanic = cfg.OnApplyPanic
-	f.timed = cfg.Stages != nil
+	f.timed = cfg.Stages != nil || cfg.Tracer != nil
 	n.fsm = f
 	stored, err := storedIndex(cfg.Stores)
 	if err != nil {
@@ -200,6 +203,9 @@ type Stats struct {
 	// Snapshots and Restores count the state machine snapshots this node
 	// took and restored since it started.
 	Snapshots, Restores uint64
+	// LeaderChanges counts the new leaders this node learned of since it
+	// started (itself included).
+	LeaderChanges uint64
 }
 
 // Stats reads Raft and state machine counters.
@@ -210,6 +216,7 @@ func (n *Node) Stats() Stats {
 		CommitIndex:  n.raft.CommitIndex(),
 		AppliedIndex: n.raft.AppliedIndex(),
 	}
+	s.LeaderChanges = n.contacts.leaderChanges()
 	n.fsm.read(func(st *lock.State) { s.Lock = st.Metrics(); s.Snapshots, s.Restores = n.fsm.snapshots, n.fsm.restores })
 	return s
 }

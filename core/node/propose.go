@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep/lockstep/core/lock"
 )
@@ -31,6 +32,8 @@ const retryDelay = 10 * time.Millisecond
 // was not leader), so a command is never applied twice by a retry here.
 func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, err error) {
 	defer n.stageSince(StagePropose, time.Now())
+	ctx, span := n.startPropose(ctx, &cmd)
+	defer func() { endSpan(span, err) }()
 	if n.bug(BugUnknownAsUnavailable) {
 		defer func() {
 			if errors.Is(err, ErrIndeterminate) {
@@ -56,7 +59,9 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 				buf = lock.AppendCommand(nil, &cmd)
 			}
 			sent := time.Now()
-			out, err := n.cfg.Forwarder.Forward(ctx, leader, buf)
+			fctx, fspan := n.startForward(ctx, leader)
+			out, err := n.cfg.Forwarder.Forward(fctx, leader, buf)
+			endSpan(fspan, err)
 			n.stageSince(StageForward, sent)
 			if err == nil {
 				res, derr := lock.DecodeResult(out)
@@ -94,7 +99,7 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 // applyLocal appends cmd to the log on this leader, stamped with this
 // node's monotonic clock and the members it cannot reach, and waits for it
 // to apply.
-func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, error) {
+func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (_ lock.Result, err error) {
 	// hashicorp/raft leaves an entry it took into its apply channel just
 	// before shutting down unanswered for ever; Shutdown waits for every
 	// apply in progress, and none starts after it.
@@ -102,6 +107,8 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, e
 		return lock.Result{}, ErrShutdown
 	}
 	defer n.applies.leave()
+	ctx, span := n.startNodeSpan(ctx, "raft.apply", trace.SpanKindInternal)
+	defer func() { endSpan(span, err) }()
 	cmd.Mono = int64(n.cfg.Clock.Now())
 	if !n.bug(BugOrphanWaiters) {
 		cmd.Suspects = n.contacts.suspects(time.Now(), n.cfg.UnreachableAfter)
@@ -117,7 +124,7 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, e
 	}
 	called := time.Now()
 	f := n.raft.Apply(lock.AppendCommand(nil, &cmd), timeout)
-	err := f.Error()
+	err = f.Error()
 	returned := time.Now()
 	if err != nil {
 		switch {
@@ -137,13 +144,16 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (lock.Result, e
 		return lock.Result{}, fmt.Errorf("%w: unexpected apply response %T", ErrIndeterminate, f.Response())
 	}
 	n.observeApply(called, returned, ap.times)
+	n.traceApply(ctx, span, called, ap.times)
 	return ap.res, ap.err
 }
 
 // ServeForward applies a command forwarded by another member. It refuses
 // with ErrNotLeader unless this node leads, so the sender may retry.
-func (n *Node) ServeForward(ctx context.Context, encoded []byte) ([]byte, error) {
+func (n *Node) ServeForward(ctx context.Context, encoded []byte) (_ []byte, err error) {
 	defer n.stageSince(StageServeForward, time.Now())
+	ctx, span := n.startNodeSpan(ctx, "node.serve_forward", trace.SpanKindServer)
+	defer func() { endSpan(span, err) }()
 	cmd, err := lock.DecodeCommand(encoded)
 	if err != nil {
 		return nil, err

@@ -63,6 +63,8 @@ var groupSeries = []struct {
 			}
 			return 0
 		}},
+	{shardDesc("lockstep_leader_changes_total", "New shard leaders this member observed (elections and transfers)."), prometheus.CounterValue,
+		func(s node.Stats) float64 { return float64(s.LeaderChanges) }},
 	{shardDesc("lockstep_raft_term", "Current Raft term."), prometheus.GaugeValue,
 		func(s node.Stats) float64 { return float64(s.Term) }},
 	{shardDesc("lockstep_raft_commit_index", "Raft commit index."), prometheus.GaugeValue,

@@ -21,6 +21,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/shard"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
 // Config tunes the HTTP front end.
@@ -59,6 +60,13 @@ type Config struct {
 	// PeerTLS, when set, is the client side of a follower asking its
 	// leader's API (GET /cluster) over HTTPS; nil: plain HTTP.
 	PeerTLS *tls.Config
+	// Tracer records a server span per API request; nil is off.
+	Tracer *tracing.Tracer
+	// Namespaces are the resource namespaces counted under their own label
+	// in lockstep_namespace_requests_total; empty counts the first
+	// NamespaceLimit (default 20) seen. Any other namespace counts as "other".
+	Namespaces     []string
+	NamespaceLimit int
 }
 
 // DefaultConfig returns the front-end defaults.
@@ -112,6 +120,8 @@ type Server struct {
 	// watchesEnd is closed by EndWatches (watch.go).
 	watchesEnd chan struct{}
 	endOnce    sync.Once
+	// namespaces counts requests per resource namespace (trace.go).
+	namespaces *namespaceCounter
 }
 
 // New builds the HTTP API for the member h. Each server has its own metrics
@@ -148,6 +158,9 @@ func New(h *shard.Host, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.NamespaceLimit <= 0 {
+		cfg.NamespaceLimit = defaultNamespaceLimit
+	}
 	reg := prometheus.NewRegistry()
 	s := &Server{
 		host: h, cfg: cfg, metrics: newMetrics(reg, h), mux: http.NewServeMux(),
@@ -159,6 +172,7 @@ func New(h *shard.Host, cfg Config) *Server {
 		s.peers.Transport = &http.Transport{TLSClientConfig: cfg.PeerTLS}
 		s.peerScheme = "https"
 	}
+	s.namespaces = newNamespaceCounter(reg, cfg.Namespaces, cfg.NamespaceLimit)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "lockstep_http_in_flight", Help: "API requests being served (bounded by MaxInFlight).",
 	}, func() float64 { return float64(len(s.inFlight)) }))
@@ -207,7 +221,7 @@ func (s *Server) Handler() http.Handler {
 		// its wait once the body is read.
 		budget := s.cfg.RequestTimeout + s.cfg.WriteTimeout
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(budget))
-		s.mux.ServeHTTP(w, withBearer(r))
+		s.serveObserved(w, withBearer(r))
 	})
 }
 

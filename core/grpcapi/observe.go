@@ -1,0 +1,103 @@
+package grpcapi
+
+import (
+	"context"
+	"path"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+	grpccodes "google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/tracing"
+)
+
+// Observed are the server options that give every call what an HTTP
+// request gets from core/server: a server span, child of the caller's
+// traceparent (metadata), and after the call a log line and a namespace
+// count (server.Observe). t may be nil (tracing off).
+func Observed(api *server.Server, t *tracing.Tracer) []grpc.ServerOption {
+	o := observer{api: api, t: t, names: new(sync.Map)}
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(o.unary), grpc.ChainStreamInterceptor(o.stream)}
+}
+
+type observer struct {
+	api *server.Server
+	t   *tracing.Tracer
+	// names caches each method's op and span name (a few methods, built
+	// once each instead of per call).
+	names *sync.Map
+}
+
+// begin starts a call's span and bookkeeping; end finishes both with the
+// call's error.
+func (o observer) begin(ctx context.Context, method string) (context.Context, func(error)) {
+	v, ok := o.names.Load(method)
+	if !ok {
+		op := opName(method)
+		v, _ = o.names.LoadOrStore(method, [2]string{op, "lockstep " + op})
+	}
+	names := v.([2]string)
+	op := names[0]
+	ctx = o.t.ExtractIncoming(ctx)
+	ctx, span := o.t.Start(ctx, names[1], trace.SpanKindServer)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.method", method))
+	}
+	ctx, done := o.api.Observe(ctx, op)
+	return ctx, func(err error) {
+		code := status.Code(err)
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("rpc.grpc.status_code", code.String()))
+			if err != nil {
+				span.SetStatus(codes.Error, err.Error())
+			}
+		}
+		span.End()
+		done(code.String(), code == grpccodes.Internal || code == grpccodes.DeadlineExceeded)
+	}
+}
+
+func (o observer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	ctx, end := o.begin(ctx, info.FullMethod)
+	out, err := h(ctx, req)
+	end(err)
+	return out, err
+}
+
+func (o observer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	ctx, end := o.begin(ss.Context(), info.FullMethod)
+	err := h(srv, &contextStream{ServerStream: ss, ctx: ctx})
+	end(err)
+	return err
+}
+
+// contextStream is ss with the call's observed context.
+type contextStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *contextStream) Context() context.Context { return s.ctx }
+
+// opName turns /lockstep.v1.Lock/AcquireStream into acquire_stream, the
+// style of the HTTP operation names.
+func opName(method string) string {
+	name := path.Base(method)
+	var b strings.Builder
+	for i, r := range name {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
