@@ -67,10 +67,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	if v >= 3 {
 		cmd.Resources = d.strings()
 	}
-	if d.err == nil && d.off != len(b) {
-		d.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b)-d.off)
-	}
-	return cmd, d.err
+	return cmd, d.end()
 }
 
 func appendString(buf []byte, s string) []byte {
