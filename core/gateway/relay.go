@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/ctxtime"
 )
 
 // Bounds of relaying one request.
@@ -151,7 +152,7 @@ func (g *Gateway) forward(ctx context.Context, c call) answer {
 		if err := g.refresh(ctx, seen); err != nil {
 			g.cfg.Logger.Debug("gateway: refresh before retry", "err", err)
 		}
-		if sleep(ctx, pause) != nil {
+		if ctxtime.Sleep(ctx, pause) != nil {
 			break
 		}
 	}
@@ -277,16 +278,4 @@ func (g *Gateway) kick() {
 			g.cfg.Logger.Debug("gateway: refresh", "err", err)
 		}
 	}()
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
