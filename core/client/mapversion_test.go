@@ -1,0 +1,106 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockstep/lockstep/core/api"
+)
+
+// mapMember is a fake member of a one-shard cluster: /cluster shows its map
+// (version and the shard's leader), and every reply carries the version.
+type mapMember struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	version  uint64
+	leader   string // host:port of the shard's leader
+	statuses int
+}
+
+func newMapMember(t *testing.T) *mapMember {
+	m := &mapMember{}
+	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		version, leader := m.version, m.leader
+		if r.URL.Path == api.PathStatus {
+			m.statuses++
+		}
+		m.mu.Unlock()
+		api.SetMapVersion(w.Header(), version)
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case api.PathCluster:
+			_ = json.NewEncoder(w).Encode(api.ClusterResponse{MapVersion: version,
+				Shards: []api.Shard{{ID: 1, Leader: leader, LeaderHTTP: leader, Term: 1}}})
+		case api.PathStatus:
+			_ = json.NewEncoder(w).Encode(api.StatusResponse{Resource: r.URL.Query().Get("resource")})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *mapMember) addr() string { return m.srv.Listener.Addr().String() }
+
+func (m *mapMember) set(version uint64, leader *mapMember) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.version, m.leader = version, leader.addr()
+}
+
+func (m *mapMember) statusCalls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.statuses
+}
+
+// TestClientRefreshesOnNewerMapVersion: goal — a client holding an old
+// shard map fetches it again on the first reply that names a newer
+// version (not when the map has aged), asking the member that named it
+// first, since the configured endpoints may not have it yet; it then
+// routes by the new map. Method: fake members; the configured endpoint a
+// stays at version 1 (leader b); b moves to version 2 (leader c); one
+// status call goes to b, and no further call is made until the map is
+// version 2; the next call must reach c.
+func TestClientRefreshesOnNewerMapVersion(t *testing.T) {
+	a, b, cm := newMapMember(t), newMapMember(t), newMapMember(t)
+	a.set(1, b)
+	b.set(1, b)
+	c, err := New(Config{Endpoints: []string{a.srv.URL}, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c.fetchRoutes(ctx)
+	if m := c.routes.current.Load(); m == nil || m.version != 1 || m.leaders[0] != b.srv.URL {
+		t.Fatalf("initial map %+v, want version 1 led by %s", m, b.srv.URL)
+	}
+
+	b.set(2, cm)
+	if _, err := c.Status(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if b.statusCalls() != 1 {
+		t.Fatalf("status went to %d/%d/%d of a/b/c, want b", a.statusCalls(), b.statusCalls(), cm.statusCalls())
+	}
+	for m := c.routes.current.Load(); m.version != 2; m = c.routes.current.Load() {
+		if ctx.Err() != nil {
+			t.Fatalf("client still routes by map version %d after a reply named 2", m.version)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := c.Status(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if cm.statusCalls() != 1 {
+		t.Fatalf("status after the refresh went to %d/%d/%d of a/b/c, want c", a.statusCalls(), b.statusCalls(), cm.statusCalls())
+	}
+}
