@@ -51,16 +51,12 @@ func newVersionedMember(t *testing.T, version uint64) *versionedMember {
 	return m
 }
 
-func (m *versionedMember) set(version uint64) {
+// set moves the member to version; its lock replies say claimed instead
+// when that is not 0.
+func (m *versionedMember) set(version, claimed uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.version = version
-}
-
-func (m *versionedMember) claim(version uint64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.claimed = version
+	m.version, m.claimed = version, claimed
 }
 
 func (m *versionedMember) fetches() int {
@@ -112,7 +108,7 @@ func TestGatewayRefreshesOnNewerMapVersion(t *testing.T) {
 		t.Fatalf("replies at the gateway's own version caused %d map fetches", got-before)
 	}
 
-	m.set(2)
+	m.set(2, 0)
 	if got := acquireVia(t, base); got != "2" {
 		t.Fatalf("relayed %s = %q, want 2", api.HeaderMapVersion, got)
 	}
@@ -140,7 +136,7 @@ func TestGatewayAsksForAVersionOncePerKickGap(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	m.claim(2)
+	m.set(1, 2)
 	base := "http://" + g.Addr()
 	before := m.fetches()
 	start := time.Now()
