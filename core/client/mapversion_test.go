@@ -13,13 +13,16 @@ import (
 )
 
 // mapMember is a fake member of a one-shard cluster: /cluster shows its map
-// (version and the shard's leader), and every reply carries the version.
+// (version and the shard's leader), and every reply carries the version
+// (status replies say claimed instead when it is set).
 type mapMember struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
 	version  uint64
+	claimed  uint64
 	leader   string // host:port of the shard's leader
 	statuses int
+	fetches  int
 }
 
 func newMapMember(t *testing.T) *mapMember {
@@ -27,7 +30,13 @@ func newMapMember(t *testing.T) *mapMember {
 	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.mu.Lock()
 		version, leader := m.version, m.leader
-		if r.URL.Path == api.PathStatus {
+		switch {
+		case r.URL.Path == api.PathCluster:
+			m.fetches++
+		case m.claimed != 0:
+			version = m.claimed
+			m.statuses++
+		default:
 			m.statuses++
 		}
 		m.mu.Unlock()
@@ -55,10 +64,16 @@ func (m *mapMember) set(version uint64, leader *mapMember) {
 	m.version, m.leader = version, leader.addr()
 }
 
-func (m *mapMember) statusCalls() int {
+// counts returns the status calls and map fetches m has answered.
+func (m *mapMember) counts() (statuses, fetches int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.statuses
+	return m.statuses, m.fetches
+}
+
+func (m *mapMember) statusCalls() int {
+	n, _ := m.counts()
+	return n
 }
 
 // TestClientRefreshesOnNewerMapVersion: goal — a client holding an old
@@ -102,5 +117,39 @@ func TestClientRefreshesOnNewerMapVersion(t *testing.T) {
 	}
 	if cm.statusCalls() != 1 {
 		t.Fatalf("status after the refresh went to %d/%d/%d of a/b/c, want c", a.statusCalls(), b.statusCalls(), cm.statusCalls())
+	}
+}
+
+// TestClientAsksForAVersionOncePerGap: goal — replies naming a newer map
+// version that no member shows yet start at most one fetch per routesGap,
+// not one per reply. Method: the only member's status replies say version
+// 2 while its /cluster stays at 1; 30 status calls; the fetches they cause
+// are bounded by the time they took.
+func TestClientAsksForAVersionOncePerGap(t *testing.T) {
+	a := newMapMember(t)
+	a.set(1, a)
+	c, err := New(Config{Endpoints: []string{a.srv.URL}, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c.fetchRoutes(ctx)
+	a.mu.Lock()
+	a.claimed = 2
+	a.mu.Unlock()
+	_, before := a.counts()
+	start := time.Now()
+	for range 30 {
+		if _, err := c.Status(ctx, "r"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // let a started fetch run
+	}
+	took := time.Since(start)
+	// One fetch per routesGap, plus one in flight at each end.
+	limit := 2 + int(took/routesGap)
+	if _, after := a.counts(); after-before < 1 || after-before > limit {
+		t.Fatalf("30 replies naming version 2 in %v caused %d map fetches, want 1..%d", took, after-before, limit)
 	}
 }
