@@ -76,6 +76,19 @@ func (m *mapMember) statusCalls() int {
 	return n
 }
 
+// routedClient returns a client of the endpoint m with the map fetched,
+// and a context for the test's calls.
+func routedClient(t *testing.T, m *mapMember) (*Client, context.Context) {
+	c, err := New(Config{Endpoints: []string{m.srv.URL}, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	c.fetchRoutes(ctx)
+	return c, ctx
+}
+
 // TestClientRefreshesOnNewerMapVersion: goal — a client holding an old
 // shard map fetches it again on the first reply that names a newer
 // version (not when the map has aged), asking the member that named it
@@ -88,13 +101,7 @@ func TestClientRefreshesOnNewerMapVersion(t *testing.T) {
 	a, b, cm := newMapMember(t), newMapMember(t), newMapMember(t)
 	a.set(1, b)
 	b.set(1, b)
-	c, err := New(Config{Endpoints: []string{a.srv.URL}, MaxAttempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c.fetchRoutes(ctx)
+	c, ctx := routedClient(t, a)
 	if m := c.routes.current.Load(); m == nil || m.version != 1 || m.leaders[0] != b.srv.URL {
 		t.Fatalf("initial map %+v, want version 1 led by %s", m, b.srv.URL)
 	}
@@ -128,13 +135,7 @@ func TestClientRefreshesOnNewerMapVersion(t *testing.T) {
 func TestClientAsksForAVersionOncePerGap(t *testing.T) {
 	a := newMapMember(t)
 	a.set(1, a)
-	c, err := New(Config{Endpoints: []string{a.srv.URL}, MaxAttempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c.fetchRoutes(ctx)
+	c, ctx := routedClient(t, a)
 	a.mu.Lock()
 	a.claimed = 2
 	a.mu.Unlock()

@@ -118,7 +118,9 @@ func (c *Client) fetchRoutesFrom(ctx context.Context, first string, want uint64)
 		asked = append(asked, first)
 	}
 	for i := range c.endpoints {
-		asked = append(asked, c.endpoints[(start+i)%len(c.endpoints)])
+		if e := c.endpoints[(start+i)%len(c.endpoints)]; e != first {
+			asked = append(asked, e)
+		}
 	}
 	var best *routeMap
 	for _, endpoint := range asked {
