@@ -30,7 +30,7 @@ func TestRepliesCarryMapVersion(t *testing.T) {
 		name, method, path, body string
 		status                   int
 	}{
-		{"acquire", http.MethodPost, api.PathAcquire, `{"resource":"mv","client_id":"c","ttl":1000,"request_id":"mv1"}`, http.StatusOK},
+		{"acquire", http.MethodPost, api.PathAcquire, `{"resource":"mv","client_id":"c","ttl":60000}`, http.StatusOK},
 		{"release of an unknown lease", http.MethodPost, api.PathRelease, `{"resource":"mv","lease_id":"` + strings.Repeat("1", 32) + `"}`, http.StatusConflict},
 		{"bad input", http.MethodPost, api.PathAcquire, `{"resource":"mv"}`, http.StatusBadRequest},
 		{"status", http.MethodGet, api.PathStatus + "?resource=mv", "", http.StatusOK},
