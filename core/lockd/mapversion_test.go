@@ -49,7 +49,10 @@ func TestRepliesCarryMapVersion(t *testing.T) {
 				t.Fatalf("%s on %s: %v", rq.name, m.Host.ID(), err)
 			}
 			resp.Body.Close()
-			if resp.StatusCode != rq.status {
+			// Leaders may still be spreading: a request caught by a
+			// transfer is answered 503 or 504, which must carry the header
+			// too.
+			if resp.StatusCode != rq.status && resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusGatewayTimeout {
 				t.Errorf("%s on %s: status %d, want %d", rq.name, m.Host.ID(), resp.StatusCode, rq.status)
 			}
 			if got := resp.Header.Get(api.HeaderMapVersion); got != want || want == "0" {
