@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/lockstep/lockstep/core/api"
 )
 
 // maxReplyBytes bounds how much of a reply body is read.
@@ -57,6 +59,9 @@ func (c *Client) roundTrip(ctx context.Context, endpoint string, req request, ou
 		return fmt.Errorf("%s %s: %w", req.method, target, err)
 	}
 	defer resp.Body.Close()
+	if req.path != api.PathCluster { // a map fetch reads the version from the body
+		c.noticeMapVersion(endpoint, resp.Header)
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
 	if err != nil {
 		return fmt.Errorf("read reply of %s %s: %w", req.method, target, err)

@@ -41,6 +41,9 @@ type routes struct {
 	fetching atomic.Bool
 	// lastFetch is when the last fetch started (unix ns).
 	lastFetch atomic.Int64
+	// asked is the newest map version a reply named that a fetch was
+	// started for.
+	asked atomic.Uint64
 }
 
 // leaderURL returns the base URL of the leader of resource's shard, or ""
@@ -62,44 +65,86 @@ func (c *Client) leaderURL(resource string) string {
 
 // refreshRoutes fetches the map in the background unless a fetch runs or
 // one started within routesGap. Calls never wait for it.
-func (c *Client) refreshRoutes() {
-	if time.Since(time.Unix(0, c.routes.lastFetch.Load())) < routesGap || !c.routes.fetching.CompareAndSwap(false, true) {
+func (c *Client) refreshRoutes() { c.startFetch("", 0) }
+
+// noticeMapVersion reads the map version a member's reply carries
+// (api.HeaderMapVersion): one newer than the cached map's means members or
+// the shard count changed, so the map is fetched again at once, first from
+// the member that said so. Without a cached map leaderURL fetches anyway.
+func (c *Client) noticeMapVersion(endpoint string, h http.Header) {
+	v, ok := api.MapVersion(h)
+	if !ok || !c.routing {
 		return
+	}
+	if m := c.routes.current.Load(); m == nil || v <= m.version {
+		return
+	}
+	c.startFetch(endpoint, v)
+}
+
+// startFetch fetches the map in the background, from first (if set) and
+// then the endpoints, until a view at version want or newer, unless a
+// fetch runs or one started within routesGap; a version newer than any
+// asked for before skips that gap.
+func (c *Client) startFetch(first string, want uint64) {
+	newer := want > c.routes.asked.Load()
+	if (!newer && time.Since(time.Unix(0, c.routes.lastFetch.Load())) < routesGap) || !c.routes.fetching.CompareAndSwap(false, true) {
+		return
+	}
+	if newer {
+		c.routes.asked.Store(want)
 	}
 	c.routes.lastFetch.Store(time.Now().UnixNano())
 	go func() {
 		defer c.routes.fetching.Store(false)
-		c.fetchRoutes(context.Background())
+		c.fetchRoutesFrom(context.Background(), first, want)
 	}()
 }
 
-// fetchRoutes asks the endpoints in turn, from the one that answered last,
-// for their view and publishes the first that lists shards, unless it is
-// older than the published map.
-func (c *Client) fetchRoutes(ctx context.Context) {
+// fetchRoutes fetches the map in the foreground from the endpoints.
+func (c *Client) fetchRoutes(ctx context.Context) { c.fetchRoutesFrom(ctx, "", 0) }
+
+// fetchRoutesFrom asks first (if set), then the endpoints in turn from the
+// one that answered last, for their view, and publishes the first that
+// lists shards at version want or newer, and at least the published
+// map's; when none does, the newest such view seen.
+func (c *Client) fetchRoutesFrom(ctx context.Context, first string, want uint64) {
+	if cur := c.routes.current.Load(); cur != nil {
+		want = max(want, cur.version)
+	}
 	start := int(c.preferred.Load())
+	asked := make([]string, 0, len(c.endpoints)+1)
+	if first != "" {
+		asked = append(asked, first)
+	}
 	for i := range c.endpoints {
-		endpoint := c.endpoints[(start+i)%len(c.endpoints)]
+		if e := c.endpoints[(start+i)%len(c.endpoints)]; e != first {
+			asked = append(asked, e)
+		}
+	}
+	var best *routeMap
+	for _, endpoint := range asked {
 		var view api.ClusterResponse
 		req := request{method: http.MethodGet, path: api.PathCluster, query: url.Values{"local": {"true"}}, timeout: routesTimeout}
 		if err := c.roundTrip(ctx, endpoint, req, &view); err != nil {
 			c.log.Debug("lockstep: shard map fetch failed", "endpoint", endpoint, "err", err)
 			continue
 		}
-		if len(view.Shards) == 0 {
+		if len(view.Shards) == 0 || (best != nil && view.MapVersion <= best.version) {
 			continue
 		}
-		if cur := c.routes.current.Load(); cur != nil && view.MapVersion < cur.version {
-			return
-		}
 		scheme, _, _ := strings.Cut(endpoint, "://")
-		m := &routeMap{version: view.MapVersion, leaders: make([]string, len(view.Shards)), fetched: time.Now()}
+		best = &routeMap{version: view.MapVersion, leaders: make([]string, len(view.Shards)), fetched: time.Now()}
 		for _, sh := range view.Shards {
-			if sh.ID >= 1 && sh.ID <= len(m.leaders) && sh.LeaderHTTP != "" {
-				m.leaders[sh.ID-1] = scheme + "://" + sh.LeaderHTTP
+			if sh.ID >= 1 && sh.ID <= len(best.leaders) && sh.LeaderHTTP != "" {
+				best.leaders[sh.ID-1] = scheme + "://" + sh.LeaderHTTP
 			}
 		}
-		c.routes.current.Store(m)
-		return
+		if best.version >= want {
+			break
+		}
+	}
+	if cur := c.routes.current.Load(); best != nil && (cur == nil || best.version >= cur.version) {
+		c.routes.current.Store(best)
 	}
 }

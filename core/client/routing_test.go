@@ -130,8 +130,10 @@ func TestClientRoutesToShardLeaders(t *testing.T) {
 			}
 		}
 	}
+	// The map must name the leaders as they are now: one fetched while a
+	// transfer was under way may still name the first endpoint.
 	for shardLeader(members, 1, 0) < 0 || shardLeader(members, 2, 0) < 0 || shardLeader(members, 3, 0) < 0 ||
-		!completeRoutes(c) {
+		!currentRoutes(c, peers, members) {
 		if ctx.Err() != nil {
 			t.Fatal("leaders did not settle off the first endpoint")
 		}
@@ -176,4 +178,20 @@ func TestClientRoutesToShardLeaders(t *testing.T) {
 func completeRoutes(c *Client) bool {
 	m := c.routes.current.Load()
 	return m != nil && len(m.leaders) == 3 && !slices.Contains(m.leaders, "")
+}
+
+// currentRoutes tells whether c's map names each of 3 shards' leader as
+// the members see it now.
+func currentRoutes(c *Client, peers []node.Peer, members []*lockd.Member) bool {
+	m := c.routes.current.Load()
+	if m == nil || len(m.leaders) != 3 {
+		return false
+	}
+	for s := 1; s <= 3; s++ {
+		i := shardLeader(members, s, -1)
+		if i < 0 || m.leaders[s-1] != "http://"+peers[i].HTTPAddr {
+			return false
+		}
+	}
+	return true
 }

@@ -115,6 +115,10 @@ type Gateway struct {
 	refreshing chan struct{}
 	// kicking is set while a background refresh runs.
 	kicking atomic.Bool
+	// askedVersion is the newest map version a member's reply named that
+	// a refresh was started for, at askedAt (unix ns).
+	askedVersion atomic.Uint64
+	askedAt      atomic.Int64
 	// spread rotates the member a leaderless request goes to.
 	spread atomic.Uint32
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/ctxtime"
 )
 
 // Bounds of relaying one request.
@@ -110,9 +111,6 @@ func (g *Gateway) relay(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.RequestTimeout+c.wait)
 	defer cancel()
 	a := g.forward(ctx, c)
-	if c.op == "cluster" && a.status == http.StatusOK {
-		g.noticeVersion(a.body)
-	}
 	a.write(w)
 	g.metrics.requests.WithLabelValues(c.op, strconv.Itoa(a.status)).Inc()
 	g.endRelay(ctx, span, c, a.status, start)
@@ -160,7 +158,7 @@ func (g *Gateway) forward(ctx context.Context, c call) answer {
 		if err := g.refresh(ctx, seen); err != nil {
 			g.cfg.Logger.Debug("gateway: refresh before retry", "err", err)
 		}
-		if sleep(ctx, pause) != nil {
+		if ctxtime.Sleep(ctx, pause) != nil {
 			break
 		}
 	}
@@ -196,6 +194,9 @@ func (g *Gateway) attempt(ctx context.Context, addr string, c call) outcome {
 		return g.lost(ctx, c, err)
 	}
 	a := answer{status: resp.StatusCode, header: resp.Header, body: body}
+	if v, ok := api.MapVersion(resp.Header); ok {
+		g.noticeVersion(v)
+	}
 	switch {
 	case resp.StatusCode == http.StatusMisdirectedRequest:
 		return outcome{answer: a, retry: "not_leader"}
@@ -262,24 +263,28 @@ func (g *Gateway) backoff(retry int) time.Duration {
 	return time.Duration(rand.Int64N(int64(ceiling) + 1))
 }
 
-// noticeVersion refreshes the map when a relayed /cluster reply shows a
-// newer map version than the one the gateway routes by.
-func (g *Gateway) noticeVersion(body []byte) {
-	var v struct {
-		MapVersion uint64 `json:"map_version"`
-	}
-	if json.Unmarshal(body, &v) != nil {
+// noticeVersion refreshes the map at once when a member's reply says it
+// routes by a newer map version than the gateway's. A version already
+// asked for is asked for again only after kickGap: the member that is
+// ahead may not answer the refresh, and every reply would start another.
+func (g *Gateway) noticeVersion(v uint64) {
+	if m := g.current.Load(); m != nil && v <= m.version {
 		return
 	}
-	if m := g.current.Load(); m == nil || v.MapVersion > m.version {
-		g.kick()
+	if v <= g.askedVersion.Load() && time.Since(time.Unix(0, g.askedAt.Load())) < kickGap {
+		return
+	}
+	if g.kick() {
+		g.askedVersion.Store(v)
+		g.askedAt.Store(time.Now().UnixNano())
 	}
 }
 
-// kick starts one background refresh unless one is running.
-func (g *Gateway) kick() {
+// kick starts one background refresh unless one is running, and reports
+// whether it did.
+func (g *Gateway) kick() bool {
 	if !g.kicking.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	go func() {
 		defer g.kicking.Store(false)
@@ -289,16 +294,5 @@ func (g *Gateway) kick() {
 			g.cfg.Logger.Debug("gateway: refresh", "err", err)
 		}
 	}()
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return true
 }

@@ -17,7 +17,7 @@ type answer struct {
 
 // relayedHeaders are the reply headers a member sets that mean something
 // to a client.
-var relayedHeaders = []string{"Content-Type", "Retry-After", "Allow", "Connection"}
+var relayedHeaders = []string{"Content-Type", "Retry-After", "Allow", "Connection", api.HeaderMapVersion}
 
 // write sends a to the client unchanged.
 func (a answer) write(w http.ResponseWriter) {

@@ -85,10 +85,7 @@ func DecodeCommand(b []byte) (Command, error) {
 			*dst = d.uint32()
 		}
 	}
-	if d.err == nil && d.off != len(b) {
-		d.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b)-d.off)
-	}
-	return cmd, d.err
+	return cmd, d.end()
 }
 
 func appendString(buf []byte, s string) []byte {

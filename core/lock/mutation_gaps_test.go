@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -319,10 +318,6 @@ func TestTrailingBytesReported(t *testing.T) {
 	if err := mustNew(t, DefaultConfig()).Restore(append(s.Snapshot(), 1, 2, 3)); err == nil || !strings.Contains(err.Error(), ": 3 trailing bytes") {
 		t.Errorf("snapshot: %v", err)
 	}
-	res := Result{Granted: true}
-	if _, err := DecodeResult(append(AppendResult(nil, &res), 9)); err == nil || !strings.Contains(err.Error(), ": 1 trailing bytes") {
-		t.Errorf("result: %v", err)
-	}
 }
 
 // TestCheckStamps: goal — the leader's suspect list and the proposer's
@@ -402,45 +397,6 @@ func TestConfigValidate(t *testing.T) {
 		}
 		if _, err := New(c); tc.ok != (err == nil) {
 			t.Errorf("%s: New = %v", tc.name, err)
-		}
-	}
-}
-
-// TestResultRoundTrip: goal — what a leader answers a forwarded command
-// reaches the follower unchanged (every flag, the lease, a status with
-// holders and queue), and damaged answers are refused.
-func TestResultRoundTrip(t *testing.T) {
-	lease := Lease{ID: lid('a'), ClientID: "c", Mode: Shared, Token: 7, ExpiresAt: -5, TTLMs: 100}
-	results := []Result{
-		{},
-		{Code: LeaseEnded, Lease: lease, LogTime: 3},
-		{Granted: true, Lease: lease, LogTime: 1 << 40},
-		{Queued: true, Position: 300, Lease: Lease{ID: lid('b')}},
-		{Status: &Status{Resource: "r"}},
-		{Status: &Status{
-			Resource: "r\x00s",
-			Holders:  []Lease{lease, {ID: lid('c'), ClientID: "d", Mode: Shared, Token: 9, ExpiresAt: 8, TTLMs: 1}},
-			Queue:    []Waiter{{ID: lid('e'), ClientID: "f", Mode: Exclusive, Deadline: 99}, {ID: lid('g'), Mode: Shared, Deadline: -1}},
-		}},
-	}
-	for i, res := range results {
-		enc := AppendResult([]byte("prefix"), &res)[len("prefix"):]
-		got, err := DecodeResult(enc)
-		if err != nil {
-			t.Fatalf("result %d: %v", i, err)
-		}
-		if !reflect.DeepEqual(got, res) {
-			t.Errorf("result %d round trip\n got  %+v %+v\n want %+v %+v", i, got, got.Status, res, res.Status)
-		}
-		for n := 0; n < len(enc); n++ {
-			if _, err := DecodeResult(enc[:n]); !errors.Is(err, ErrCorrupt) {
-				t.Errorf("result %d truncated to %d of %d bytes: err %v", i, n, len(enc), err)
-			}
-		}
-		wrong := bytes.Clone(enc)
-		wrong[0]++
-		if _, err := DecodeResult(wrong); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("result %d with version %d: err %v", i, wrong[0], err)
 		}
 	}
 }

@@ -64,7 +64,7 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 			endSpan(fspan, err)
 			n.stageSince(StageForward, sent)
 			if err == nil {
-				res, derr := lock.DecodeResult(out)
+				res, derr := decodeResult(out)
 				if derr != nil {
 					return lock.Result{}, fmt.Errorf("%w: leader reply: %w", ErrIndeterminate, derr)
 				}
@@ -165,7 +165,7 @@ func (n *Node) ServeForward(ctx context.Context, encoded []byte) (_ []byte, err 
 	if err != nil {
 		return nil, err
 	}
-	return lock.AppendResult(nil, &res), nil
+	return appendResult(nil, &res), nil
 }
 
 // applyGate counts applies in progress and, once closed, admits no more and

@@ -301,6 +301,7 @@ func (s *Server) route(path string, e endpoint) {
 			out, err = s.serve(w, r, e)
 		}
 		result := "ok"
+		s.stampMapVersion(w)
 		if err != nil {
 			ae := classify(err)
 			result = string(ae.Code)

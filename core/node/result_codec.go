@@ -1,0 +1,93 @@
+package node
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/lockstep/lockstep/core/lock"
+)
+
+// The body of a successful forward reply: the leader's lock.Result in this
+// binary form. resultVersion 1 lacked Leases and Blocked; it still decodes,
+// so members of both versions can forward to each other during an upgrade.
+const resultVersion = 2
+
+// appendResult appends the binary form of res.
+func appendResult(buf []byte, res *lock.Result) []byte {
+	flags := byte(0)
+	if res.Granted {
+		flags |= 1
+	}
+	if res.Queued {
+		flags |= 2
+	}
+	if res.Status != nil {
+		flags |= 4
+	}
+	buf = append(buf, resultVersion, byte(res.Code), flags)
+	buf = binary.AppendUvarint(buf, uint64(res.Position))
+	buf = binary.AppendVarint(buf, res.LogTime)
+	buf = lock.AppendLease(buf, res.Lease)
+	if res.Status != nil {
+		st := res.Status
+		buf = lock.AppendString(buf, st.Resource)
+		buf = binary.AppendUvarint(buf, uint64(len(st.Holders)))
+		for _, h := range st.Holders {
+			buf = lock.AppendLease(buf, h)
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(st.Queue)))
+		for _, w := range st.Queue {
+			buf = append(buf, w.ID[:]...)
+			buf = append(buf, byte(w.Mode))
+			buf = binary.AppendVarint(buf, w.Deadline)
+			buf = lock.AppendString(buf, w.ClientID)
+		}
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(res.Leases)))
+	for _, l := range res.Leases {
+		buf = lock.AppendLease(buf, l)
+	}
+	return lock.AppendString(buf, res.Blocked)
+}
+
+// decodeResult parses what appendResult wrote; damage is lock.ErrCorrupt.
+func decodeResult(b []byte) (lock.Result, error) {
+	var res lock.Result
+	r := lock.NewReader(b)
+	v := r.Byte()
+	if v != 1 && v != resultVersion {
+		return res, fmt.Errorf("%w: result version %d", lock.ErrCorrupt, v)
+	}
+	res.Code = lock.Code(r.Byte())
+	flags := r.Byte()
+	res.Granted = flags&1 != 0
+	res.Queued = flags&2 != 0
+	res.Position = int(r.Uvarint())
+	res.LogTime = r.Varint()
+	res.Lease = r.Lease()
+	if flags&4 != 0 {
+		st := &lock.Status{Resource: r.Text()}
+		nh := r.Count(20)
+		for i := 0; i < nh && r.OK(); i++ {
+			st.Holders = append(st.Holders, r.Lease())
+		}
+		nq := r.Count(19)
+		for i := 0; i < nq && r.OK(); i++ {
+			var w lock.Waiter
+			r.Bytes(w.ID[:])
+			w.Mode = lock.Mode(r.Byte())
+			w.Deadline = r.Varint()
+			w.ClientID = r.Text()
+			st.Queue = append(st.Queue, w)
+		}
+		res.Status = st
+	}
+	if v >= 2 {
+		nl := r.Count(20)
+		for i := 0; i < nl && r.OK(); i++ {
+			res.Leases = append(res.Leases, r.Lease())
+		}
+		res.Blocked = r.Text()
+	}
+	return res, r.End()
+}

@@ -1,0 +1,72 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/lockstep/lockstep/core/lock"
+)
+
+func leaseID(label byte) lock.LeaseID { return lock.LeaseID{label} }
+
+// TestResultRoundTrip: goal — what a leader answers a forwarded command
+// reaches the follower unchanged (every flag, the lease, a status with
+// holders and queue, a multi-lock's leases and blocker), and damaged
+// answers are refused. Method: round trips, every truncation, a wrong
+// version byte and a trailing byte.
+func TestResultRoundTrip(t *testing.T) {
+	lease := lock.Lease{ID: leaseID('a'), ClientID: "c", Mode: lock.Shared, Token: 7, ExpiresAt: -5, TTLMs: 100}
+	results := []lock.Result{
+		{},
+		{Code: lock.LeaseEnded, Lease: lease, LogTime: 3},
+		{Granted: true, Lease: lease, LogTime: 1 << 40},
+		{Queued: true, Position: 300, Lease: lock.Lease{ID: leaseID('b')}},
+		{Status: &lock.Status{Resource: "r"}},
+		{Status: &lock.Status{
+			Resource: "r\x00s",
+			Holders:  []lock.Lease{lease, {ID: leaseID('c'), ClientID: "d", Mode: lock.Shared, Token: 9, ExpiresAt: 8, TTLMs: 1}},
+			Queue: []lock.Waiter{{ID: leaseID('e'), ClientID: "f", Mode: lock.Exclusive, Deadline: 99},
+				{ID: leaseID('g'), Mode: lock.Shared, Deadline: -1}},
+		}},
+		{Granted: true, Lease: lock.Lease{ID: leaseID('m'), Token: 3}, Blocked: "q",
+			Leases: []lock.Lease{{ID: leaseID('m'), Token: 3}, {ID: lock.ManyLeaseID(leaseID('m'), 1), Token: 4, ClientID: "c"}}},
+	}
+	for i, res := range results {
+		enc := appendResult([]byte("prefix"), &res)[len("prefix"):]
+		got, err := decodeResult(enc)
+		if err != nil {
+			t.Fatalf("result %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, res) {
+			t.Errorf("result %d round trip\n got  %+v %+v\n want %+v %+v", i, got, got.Status, res, res.Status)
+		}
+		for n := 0; n < len(enc); n++ {
+			if _, err := decodeResult(enc[:n]); !errors.Is(err, lock.ErrCorrupt) {
+				t.Errorf("result %d truncated to %d of %d bytes: err %v", i, n, len(enc), err)
+			}
+		}
+		wrong := bytes.Clone(enc)
+		wrong[0]++
+		if _, err := decodeResult(wrong); !errors.Is(err, lock.ErrCorrupt) {
+			t.Errorf("result %d with version %d: err %v", i, wrong[0], err)
+		}
+		if _, err := decodeResult(append(enc, 9)); !errors.Is(err, lock.ErrCorrupt) || !strings.Contains(err.Error(), ": 1 trailing bytes") {
+			t.Errorf("result %d with a trailing byte: err %v", i, err)
+		}
+	}
+}
+
+// TestResultVersion1Decodes: goal — a reply from a member that still
+// writes version 1 (no Leases, no Blocked) decodes. Method: a version-2
+// encoding cut to what version 1 holds, its version byte set to 1.
+func TestResultVersion1Decodes(t *testing.T) {
+	v1 := appendResult(nil, &lock.Result{Queued: true, Position: 2})
+	v1 = v1[:len(v1)-2] // no leases, empty blocked: what version 1 lacks
+	v1[0] = 1
+	if old, err := decodeResult(v1); err != nil || !old.Queued || old.Position != 2 {
+		t.Fatalf("version-1 result: %+v, %v", old, err)
+	}
+}
