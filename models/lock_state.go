@@ -298,6 +298,14 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	if in.TTL > 0 && out.ExpiresAt-in.TTL < out.LogTime {
 		return sp.lateGrant(s, in, out, out.ExpiresAt-in.TTL)
 	}
+	// A lease the model already knows (delivered, or revealed by a status)
+	// is a retry answered from the dedupe table, never a new grant, even
+	// when it looks immediate: log time may not have moved since the grant
+	// (or a renew, which the answer's expiry reflects), as when a leader's
+	// clock ran ahead and log time waits for the others to catch up.
+	if s.find(leaseKey(out.LeaseID)) >= 0 {
+		return sp.lateGrant(s, in, out, min(out.ExpiresAt-in.TTL, out.LogTime))
+	}
 	n, err := sp.advance(s, out.LogTime)
 	if err != nil {
 		return nil, err
