@@ -347,6 +347,10 @@ func TestLockHistories(t *testing.T) {
 			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 5*sec, 15*sec)),
 			op(0, 2*sec, 3*sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 2, 5*sec, 15*sec)),
 		}},
+		{"another request answered a known lease at its log time", false, []porcupine.Operation{
+			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 5*sec, 15*sec)),
+			op(1, 2*sec, 3*sec, withReq(acq("b", Exclusive, 10*sec), "p"), grant("L1", 1, 5*sec, 15*sec)),
+		}},
 		{"retry replays an ended grant", true, []porcupine.Operation{
 			op(0, 0, 0, acq("a", Exclusive, 10*sec), unknown()),
 			op(2, 20*sec, 21*sec, acq("b", Exclusive, 10*sec), grant("L2", 2, 20*sec, 30*sec)),
