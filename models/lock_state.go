@@ -298,6 +298,14 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	if in.TTL > 0 && out.ExpiresAt-in.TTL < out.LogTime {
 		return sp.lateGrant(s, in, out, out.ExpiresAt-in.TTL)
 	}
+	// A lease the model already knows (delivered, or revealed by a status)
+	// is a retry answered from the dedupe table, never a new grant, even
+	// when it looks immediate: log time may not have moved since the grant
+	// (or a renew, which the answer's expiry reflects), as when a leader's
+	// clock ran ahead and log time waits for the others to catch up.
+	if sp.isReplay(s, in, out) {
+		return sp.lateGrant(s, in, out, min(out.ExpiresAt-in.TTL, out.LogTime))
+	}
 	n, err := sp.advance(s, out.LogTime)
 	if err != nil {
 		return nil, err
@@ -313,6 +321,20 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 		return nil, err
 	}
 	return []lockState{n}, nil
+}
+
+// isReplay reports whether a grant names a lease the model knows that
+// only a retry of its request could be answered: the request's own grant,
+// or a phantom a status revealed (whose request the model cannot name).
+// Without a request id the server replays nothing.
+func (sp lockSpec) isReplay(s lockState, in LockInput, out LockOutput) bool {
+	key, id := requestKey(in), leaseKey(out.LeaseID)
+	i := s.find(id)
+	if key == "" || i < 0 {
+		return false
+	}
+	r, ok := s.request(key)
+	return ok && r.Lease == id || s.leases[i].Undelivered
 }
 
 // admit adds l, live at n.logTime, to n: a conflicting lease that is

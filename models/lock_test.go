@@ -327,6 +327,30 @@ func TestLockHistories(t *testing.T) {
 			op(2, 2*sec, 3*sec, status(), holders(2*sec, hv("L1", Exclusive, 1, 11*sec))),
 			op(1, 5*sec, 6*sec, acq("a", Exclusive, 10*sec), grant("L1", 1, 5*sec, 11*sec)),
 		}},
+		{"a retry answered at its grant's own log time", true, []porcupine.Operation{
+			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 5*sec, 15*sec)),
+			op(0, sec, 2*sec, renew("L1", 0), renewed(5*sec, 15*sec)),
+			op(0, 2*sec, 3*sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 5*sec, 15*sec)),
+		}},
+		{"a retry at the log time a status revealed its grant", true, []porcupine.Operation{
+			op(0, 0, 0, withReq(acq("a", Exclusive, 10*sec), "q"), unknown()),
+			op(2, 2*sec, 3*sec, status(), holders(5*sec, hv("L1", Exclusive, 1, 15*sec))),
+			op(1, 4*sec, 5*sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 5*sec, 15*sec)),
+		}},
+		{"a retry after a renew with a longer ttl", true, []porcupine.Operation{
+			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 0, 10*sec)),
+			op(0, sec, 2*sec, renew("L1", 20*sec), renewed(2*sec, 22*sec)),
+			op(0, 2*sec, 3*sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 3*sec, 22*sec)),
+			op(1, 4*sec, 5*sec, status(), holders(4*sec, hv("L1", Exclusive, 1, 22*sec))),
+		}},
+		{"a retry reports its lease with another token", false, []porcupine.Operation{
+			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 5*sec, 15*sec)),
+			op(0, 2*sec, 3*sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 2, 5*sec, 15*sec)),
+		}},
+		{"another request answered a known lease at its log time", false, []porcupine.Operation{
+			op(0, 0, sec, withReq(acq("a", Exclusive, 10*sec), "q"), grant("L1", 1, 5*sec, 15*sec)),
+			op(1, 2*sec, 3*sec, withReq(acq("b", Exclusive, 10*sec), "p"), grant("L1", 1, 5*sec, 15*sec)),
+		}},
 		{"retry replays an ended grant", true, []porcupine.Operation{
 			op(0, 0, 0, acq("a", Exclusive, 10*sec), unknown()),
 			op(2, 20*sec, 21*sec, acq("b", Exclusive, 10*sec), grant("L2", 2, 20*sec, 30*sec)),
