@@ -151,17 +151,20 @@ func TestGRPCAcquireStreamCancelLeavesQueue(t *testing.T) {
 
 // Goal: one KeepAlive stream keeps 100 leases alive, and a lease that is
 // not held gets a per-lease not_holder while the stream goes on. Method:
-// take 100 locks with a 3 s TTL over gRPC, renew all to 60 s over one
-// stream (plus one unknown lease), check every answer, wait past the
+// take 100 locks with an 8 s TTL over gRPC (long enough that a loaded
+// machine takes them all before the first expires), renew all to 60 s over
+// one stream (plus one unknown lease), check every answer, wait past the
 // original TTL and check through HTTP that all 100 are still held.
 func TestGRPCKeepAliveRenewsManyLeases(t *testing.T) {
 	c := startGRPCCluster(t)
 	ctx := context.Background()
 	const leases = 100
+	const ttlMs = 8000
 	ids := map[string]string{}
+	start := time.Now()
 	for i := range leases {
 		r := fmt.Sprintf("k%d", i)
-		got, err := acquireRetrying(ctx, c.clients[i%3], &lockstepv1.AcquireRequest{Resource: r, ClientId: "ka", TtlMs: 3000, RequestId: r})
+		got, err := acquireRetrying(ctx, c.clients[i%3], &lockstepv1.AcquireRequest{Resource: r, ClientId: "ka", TtlMs: ttlMs, RequestId: r})
 		if err != nil || !got.GetGranted() {
 			t.Fatalf("acquire %s: %v %v", r, got, err)
 		}
@@ -200,7 +203,7 @@ func TestGRPCKeepAliveRenewsManyLeases(t *testing.T) {
 				t.Fatalf("unknown lease: %v, want not_holder", resp)
 			}
 			refused++
-		case code != "" || ids[resp.GetResource()] != resp.GetLeaseId() || resp.GetExpiresInMs() <= 3000:
+		case code != "" || ids[resp.GetResource()] != resp.GetLeaseId() || resp.GetExpiresInMs() <= ttlMs:
 			t.Fatalf("renew answer %v", resp)
 		default:
 			renewed++
@@ -215,7 +218,7 @@ func TestGRPCKeepAliveRenewsManyLeases(t *testing.T) {
 	if renewed != leases || refused != 1 {
 		t.Fatalf("renewed %d refused %d", renewed, refused)
 	}
-	time.Sleep(3500 * time.Millisecond)
+	time.Sleep(time.Until(start.Add(ttlMs*time.Millisecond + 500*time.Millisecond)))
 	for r, id := range ids {
 		hs, _ := httpStatus(t, "http://"+c.members[0].Addr(), r)
 		if len(hs) != 1 || hs[0].fingerprint != api.LeaseFingerprint(id) {

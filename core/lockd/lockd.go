@@ -67,8 +67,8 @@ type Options struct {
 	// GRPCAddr, when set, also serves the API over gRPC there
 	// (proto/lockstep/v1, core/grpcapi).
 	GRPCAddr string
-	// RaftRPCsInFlight is the Raft transports' MaxRPCsInFlight (0: raft's
-	// default, 2; 1 turns pipelining off). LogCache, when positive, puts a
+	// RaftRPCsInFlight is the Raft transports' MaxRPCsInFlight (0: 1, no
+	// pipelining; see defaultRPCsInFlight). LogCache, when positive, puts a
 	// raft.LogCache of that many entries in front of each group's log store.
 	RaftRPCsInFlight int
 	LogCache         int
@@ -148,7 +148,7 @@ func Start(opts Options) (_ *Member, err error) {
 	if err != nil {
 		return nil, err
 	}
-	members.rpcsInFlight = opts.RaftRPCsInFlight
+	members.rpcsInFlight = cmp.Or(opts.RaftRPCsInFlight, defaultRPCsInFlight)
 	ln, err := net.Listen("tcp", opts.HTTPAddr)
 	if err != nil {
 		_ = members.Close()

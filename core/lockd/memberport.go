@@ -33,9 +33,18 @@ type memberPort struct {
 	mu       sync.Mutex
 	forwards []*http.Server
 	wg       sync.WaitGroup
-	// rpcsInFlight is the transports' MaxRPCsInFlight (0: raft's default, 2).
+	// rpcsInFlight is the transports' MaxRPCsInFlight.
 	rpcsInFlight int
 }
+
+// defaultRPCsInFlight turns hashicorp/raft's pipeline replication off. With
+// its default of 2 in flight, v1.7.2 can wedge a follower's pipeline after a
+// refused AppendEntries: the leader keeps heartbeating it but never sends it
+// another entry, and Shutdown hangs (seen in our tests under load; the same
+// deadlock made grafana/pyroscope#5518 turn pipelining off). Without it
+// throughput was within noise (EXPERIMENTS §11: 0.87-0.92 of pipelined,
+// median, on a loaded box).
+const defaultRPCsInFlight = 1
 
 // raftPoolSize is how many pooled connections a Raft transport keeps per
 // peer; raftTimeout bounds an RPC's I/O.
