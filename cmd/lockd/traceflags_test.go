@@ -11,7 +11,7 @@ import (
 // sample, namespace labels), tracing is off without them, and a bad value
 // is a wrong command line (exit 2), for members, dev and the gateway.
 func TestObservabilityFlags(t *testing.T) {
-	base := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170"}
+	base := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170", "--insecure"}
 	opts, err := parseMember(base)
 	if err != nil || opts.Trace.Endpoint != "" || opts.Trace.Sample != 1 || opts.Server.Namespaces != nil {
 		t.Fatalf("defaults: %+v %v", opts.Trace, err)
@@ -30,7 +30,7 @@ func TestObservabilityFlags(t *testing.T) {
 		{append(base, "--trace-sample", "half"), "not a number"},
 		{append(base, "--otlp-endpoint", "ftp://c:1"), "otlp endpoint"},
 		{[]string{"dev", "--metrics-namespace-limit", "0"}, "metrics-namespace-limit"},
-		{[]string{"gateway", "--join", "127.0.0.1:7070", "--trace-sample", "-1"}, "must be in 0..1"},
+		{[]string{"gateway", "--join", "127.0.0.1:7070", "--trace-sample", "-1", "--insecure"}, "must be in 0..1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
