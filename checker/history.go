@@ -26,8 +26,10 @@ type History struct {
 	Grants   []GrantReturned `json:"grants"`
 	Trace    []TraceEvent    `json:"trace"`
 	Faults   []Fault         `json:"faults"`
-	Wakeups  []Wakeup        `json:"wakeups"`
-	Replicas Replicas        `json:"replicas"`
+	// Restarts say what each ended node process had applied.
+	Restarts []Restart `json:"restarts,omitempty"`
+	Wakeups  []Wakeup  `json:"wakeups"`
+	Replicas Replicas  `json:"replicas"`
 	// Entries lists every applied command entry of every group, as the
 	// first replica to apply it saw it; the trace holds only entries that
 	// changed something.
@@ -180,6 +182,7 @@ func (h *History) historyFiles(meta *historyMeta) map[string]any {
 		"grants.json":   &h.Grants,
 		"trace.json":    &h.Trace,
 		"faults.json":   &h.Faults,
+		"restarts.json": &h.Restarts,
 		"wakeups.json":  &h.Wakeups,
 		"replicas.json": &h.Replicas,
 		"entries.json":  &h.Entries,

@@ -12,8 +12,9 @@ import (
 // leader's clock runs fast it never gets ahead of virtual time: measuring
 // from the virtual stability point then only makes bounds easier to meet. Only
 // spans the trace covers are judged: a run that ends before a bound
-// elapses proves nothing. A lease's deadline is its expiry plus
-// ElectionBound ("TTL + ElectionBound after its last renewal").
+// elapses proves nothing. Time a waiter spends behind a lease orphaned by
+// a killed process (orphanedLeases) is not counted. A lease's deadline is
+// its expiry plus ElectionBound ("TTL + ElectionBound after its last renewal").
 func checkLiveness(h *History, r queueReplay, trace []TraceEvent, opts Options, f *findings) {
 	stable, hasStable := int64(0), false
 	for _, ft := range h.Faults {
@@ -42,19 +43,21 @@ func checkLiveness(h *History, r queueReplay, trace []TraceEvent, opts Options, 
 		return t
 	}
 	if bound := int64(opts.GrantBound); bound > 0 {
+		orphaned := orphanedLeases(h, trace)
 		for _, w := range r.Waiters {
 			start, end := from(w.EnqTime), w.EndTime
 			if w.Outcome == stillWaiting {
 				end = horizon(w.Resource)
 			}
-			if end-start <= bound {
+			blocked := blockedOutside(start, end, orphaned[w.Resource])
+			if blocked <= bound {
 				continue
 			}
 			what := map[waitOutcome]string{stillWaiting: "is still waiting", wasGranted: "was granted", wasCancelled: "gave up"}[w.Outcome]
 			f.add(Violation{
 				Check: CheckLiveness, Resource: w.Resource, LeaseIDs: nonEmpty(w.LeaseID), Index: w.EnqIndex,
 				Message: fmt.Sprintf("waiter %s on %q (enqueued at index %d) %s after %s of stable time, bound %s",
-					w.Client, w.Resource, w.EnqIndex, what, fmtNs(end-start), time.Duration(bound)),
+					w.Client, w.Resource, w.EnqIndex, what, fmtNs(blocked), time.Duration(bound)),
 			})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,10 +33,14 @@ type recorder struct {
 	// replicas checker.Replicas the comparisons with it.
 	applied  map[traceKey]appliedAt
 	replicas checker.Replicas
-	entries  []checker.Entry
-	wakeups  map[wakeKey]int
-	faults   []checker.Fault
-	panics   []checker.Panic
+	// lastApplied is, per replica, the group and highest index its current
+	// process applied; restarts what each ended process had applied.
+	lastApplied map[string]checker.Restart
+	restarts    []checker.Restart
+	entries     []checker.Entry
+	wakeups     map[wakeKey]int
+	faults      []checker.Fault
+	panics      []checker.Panic
 	// commands are the entries that say who holds callers, as the first
 	// replica to apply each index read them; commanded marks the indexes.
 	commands  []checker.Command
@@ -71,6 +76,8 @@ func newRecorder() *recorder {
 		perNode: make(map[string]*nodeCursor),
 		applied: make(map[traceKey]appliedAt),
 		wakeups: make(map[wakeKey]int),
+
+		lastApplied: make(map[string]checker.Restart),
 
 		commanded: make(map[traceKey]bool),
 	}
@@ -221,6 +228,9 @@ func (r *recorder) recordApplied(node string, group int, index uint64, a applied
 	r.touch()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if last := r.lastApplied[node]; index > last.Applied {
+		r.lastApplied[node] = checker.Restart{Group: group, Applied: index}
+	}
 	key := traceKey{group: group, index: index}
 	first, ok := r.applied[key]
 	if !ok {
@@ -258,10 +268,21 @@ func (r *recorder) closeEntries() {
 	r.mu.Unlock()
 }
 
+// It also records what node's ended process had applied (History.Restarts),
+// under the host name the trace's grants use (a shard replica's member).
 func (r *recorder) restarted(node string) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	delete(r.perNode, node)
-	r.mu.Unlock()
+	last, ok := r.lastApplied[node]
+	if !ok {
+		r.lastApplied[node] = checker.Restart{} // the node's first process
+		return
+	}
+	last.Node, _, _ = strings.Cut(node, "/")
+	last.At = r.now()
+	r.restarts = append(r.restarts, last)
+	r.lastApplied[node] = checker.Restart{Group: last.Group}
 }
 
 func (r *recorder) wake(group int, resource string, index uint64, lease lock.LeaseID, woken int) {
@@ -305,6 +326,7 @@ func (r *recorder) history(seed int64, scenario string) *checker.History {
 	h.Entries = slices.Clone(r.entries)
 	h.Panics = slices.Clone(r.panics)
 	h.Commands = slices.Clone(r.commands)
+	h.Restarts = slices.Clone(r.restarts)
 	keys := make([]traceKey, 0, len(r.trace))
 	for k := range r.trace {
 		keys = append(keys, k)

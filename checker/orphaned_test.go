@@ -1,0 +1,86 @@
+package checker
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLivenessOrphanedLease: goal — waiting behind a lease granted to a
+// request held only by a process that applied the grant and was then killed
+// (README "Semantics": it lasts its TTL) is not a liveness failure, and
+// nothing else is excused. Method: c2 waits 30 s behind such a lease (pass);
+// variants where the host was killed before applying the grant, where the
+// lease outlives its expiry, where another live host still holds an
+// attempt, and where the killed process started after the attempt was
+// proposed must each still fail.
+func TestLivenessOrphanedLease(t *testing.T) {
+	ms := int64(time.Millisecond)
+	base := func() (*History, []TraceEvent) {
+		trace := []TraceEvent{
+			{Index: 1, LogTime: 0, Kind: KindGrant, Resource: "r", LeaseID: "L0", Client: "c0", Mode: "exclusive", Token: 1, ExpiresAt: 2000 * ms},
+			{Index: 2, LogTime: 100 * ms, Kind: KindEnqueue, Resource: "r", LeaseID: "L1", Client: "c1", Mode: "exclusive", ExpiresAt: 60000 * ms},
+			{Index: 3, LogTime: 200 * ms, Kind: KindEnqueue, Resource: "r", LeaseID: "L2", Client: "c2", Mode: "exclusive", ExpiresAt: 60000 * ms},
+			{Index: 4, LogTime: 1000 * ms, Kind: KindRelease, Resource: "r", LeaseID: "L0", Client: "c0"},
+			{Index: 4, LogTime: 1000 * ms, Kind: KindGrant, Resource: "r", LeaseID: "L1", Client: "c1", Mode: "exclusive", Token: 2,
+				ExpiresAt: 31000 * ms, Hosts: []string{"n1"}},
+			{Index: 9, LogTime: 31000 * ms, Kind: KindExpire, Resource: "r", LeaseID: "L1", Client: "c1"},
+			{Index: 9, LogTime: 31000 * ms, Kind: KindGrant, Resource: "r", LeaseID: "L2", Client: "c2", Mode: "exclusive", Token: 3, ExpiresAt: 41000 * ms},
+			{Index: 10, LogTime: 41000 * ms, Kind: KindExpire, Resource: "r", LeaseID: "L2", Client: "c2"},
+		}
+		h := &History{
+			Entries: []Entry{{Index: 2, LogTime: 100 * ms, At: 100 * ms}, {Index: 3, LogTime: 200 * ms, At: 200 * ms},
+				{Index: 4, LogTime: 1000 * ms, At: 1000 * ms}},
+			Commands: []Command{{Index: 2, Op: CommandAcquire, Client: "c1", LeaseID: "L1", Host: "n1", Incarnation: 7},
+				{Index: 3, Op: CommandAcquire, Client: "c2", LeaseID: "L2", Host: "n2", Incarnation: 8}},
+			Faults:   []Fault{{Name: "killRandom", Target: "n1", Start: 1500 * ms, End: 4000 * ms}},
+			Restarts: []Restart{{Node: "n1", At: 3900 * ms, Applied: 4}},
+		}
+		return h, trace
+	}
+	cases := []struct {
+		name  string
+		edit  func(h *History, trace []TraceEvent) []TraceEvent
+		fails bool
+	}{
+		{"killed after applying the grant", func(h *History, tr []TraceEvent) []TraceEvent { return tr }, false},
+		{"killed before applying the grant", func(h *History, tr []TraceEvent) []TraceEvent {
+			h.Restarts[0].Applied = 3
+			return tr
+		}, true},
+		{"lease outlives its expiry", func(h *History, tr []TraceEvent) []TraceEvent {
+			tr[5].LogTime, tr[6].LogTime = 40000*ms, 40000*ms
+			tr[7].LogTime = 50000 * ms
+			return tr
+		}, true},
+		{"another host still holds an attempt", func(h *History, tr []TraceEvent) []TraceEvent {
+			tr[4].Hosts = []string{"n1", "n3"}
+			h.Commands = append(h.Commands, Command{Index: 3, Op: CommandAcquire, Client: "c1", LeaseID: "L1", Host: "n3", Incarnation: 9})
+			return tr
+		}, true},
+		{"killed process started after the attempt", func(h *History, tr []TraceEvent) []TraceEvent {
+			h.Faults = append([]Fault{{Name: "killRandom", Target: "n1", Start: 150 * ms, End: 500 * ms}}, h.Faults...)
+			h.Restarts = append([]Restart{{Node: "n1", At: 400 * ms, Applied: 2}}, h.Restarts...)
+			return tr
+		}, true},
+		{"not a kill", func(h *History, tr []TraceEvent) []TraceEvent {
+			h.Faults[0].Name = "wipeNode"
+			return tr
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, trace := base()
+			trace = tc.edit(h, trace)
+			var f findings
+			checkLiveness(h, replayQueues(trace), trace, Options{GrantBound: 8 * time.Second}, &f)
+			failed := false
+			for _, v := range f.list {
+				failed = failed || (v.Check == CheckLiveness && strings.Contains(v.Message, "waiter c2"))
+			}
+			if failed != tc.fails {
+				t.Fatalf("liveness failed=%v, want %v: %v", failed, tc.fails, f.list)
+			}
+		})
+	}
+}
