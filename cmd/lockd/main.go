@@ -162,18 +162,16 @@ func (l *limits) check() error {
 }
 
 type memberArgs struct {
-	id, raftAddr, httpAddr, dataDir, peers, logStore string
-	shards                                           int
-	spread                                           time.Duration
-	advertiseHTTP                                    string
-	bootstrap, raftLog                               bool
-	limits                                           limits
-	raft                                             raftArgs
-	faults                                           faultArgs
-	grpc                                             grpcArgs
-	acl                                              aclArgs
-	tls                                              tlsArgs
-	observe                                          observeArgs
+	id, raftAddr, httpAddr, dataDir, peers string
+	shards                                 int
+	spread                                 time.Duration
+	advertiseHTTP                          string
+	bootstrap                              bool
+	settings                               memberSettings
+	raft                                   raftArgs
+	faults                                 faultArgs
+	grpc                                   grpcArgs
+	tls                                    tlsArgs
 }
 
 func memberFlags(a *memberArgs) *flag.FlagSet {
@@ -187,15 +185,11 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	fs.StringVar(&a.advertiseHTTP, "advertise-http", "", "HTTP API address to publish to the other members and routers, when they reach this member elsewhere than --http-addr (a proxy, NAT); default: the bound address")
 	fs.DurationVar(&a.spread, "spread-interval", 0, "how often a member checks it leads no more than its share of the lock shards, handing the rest over (0: 2s; negative: never)")
 	fs.BoolVar(&a.bootstrap, "bootstrap", false, "form the cluster from --peers if this member has no state (harmless on restart)")
-	fs.BoolVar(&a.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
-	fs.StringVar(&a.logStore, "log-store", "wal", "Raft log store: wal (one fdatasync per batch) or bolt (raft-boltdb/v2)")
-	a.limits.register(fs)
+	a.settings.register(fs)
 	a.raft.register(fs)
 	a.faults.register(fs)
 	a.grpc.registerMember(fs)
-	a.acl.register(fs)
 	a.tls.register(fs)
-	a.observe.register(fs)
 	return fs
 }
 
@@ -224,7 +218,7 @@ func parseMember(args []string) (lockd.Options, error) {
 	if err != nil {
 		return lockd.Options{}, err
 	}
-	if err := a.limits.check(); err != nil {
+	if err := a.settings.check(); err != nil {
 		return lockd.Options{}, err
 	}
 	if a.shards < 0 || a.shards > maxShards {
@@ -235,27 +229,19 @@ func parseMember(args []string) (lockd.Options, error) {
 			return lockd.Options{}, fmt.Errorf("--advertise-http: %w", err)
 		}
 	}
-	if err := a.raft.commitPath.check(); err != nil {
-		return lockd.Options{}, err
-	}
 	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
-		Bootstrap: a.bootstrap, Lock: a.limits.lock, Server: a.limits.server, RaftLogs: raftLogs(a.raftLog),
-		LogStore: lockd.LogStoreKind(a.logStore), Tune: a.raft.tune, GRPCAddr: a.grpc.addr, SpreadInterval: a.spread,
-		AdvertiseHTTP: a.advertiseHTTP, ACLBootstrapToken: a.acl.bootstrapToken,
+		Bootstrap: a.bootstrap, GRPCAddr: a.grpc.addr, SpreadInterval: a.spread, AdvertiseHTTP: a.advertiseHTTP,
 	}
-	a.raft.commitPath.member(&opts)
+	a.settings.apply(&opts)
+	commitPath := opts.Tune
+	opts.Tune = func(c *node.Config) { a.raft.tune(c); commitPath(c) }
 	if err := applyFaults(&a.faults, &opts); err != nil {
 		return lockd.Options{}, err
 	}
 	if opts.TLS, err = a.tls.member(); err != nil {
 		return lockd.Options{}, err
 	}
-	if err := a.observe.check(); err != nil {
-		return lockd.Options{}, err
-	}
-	opts.Trace = a.observe.trace
-	opts.Server.Namespaces, opts.Server.NamespaceLimit = a.observe.namespaceList(), a.observe.nsLimit
 	return opts, nil
 }
 
@@ -278,15 +264,12 @@ const maxShards = 256
 
 // devConfig is the command line of lockd dev.
 type devConfig struct {
-	dataDir, host, pprofAddr, logStore string
-	gatewayAddr                        string
-	httpBase, raftBase, nodes, shards  int
-	raftLog, tls                       bool
-	limits                             limits
-	grpc                               grpcArgs
-	commitPath                         commitPathArgs
-	acl                                aclArgs
-	observe                            observeArgs
+	dataDir, host, pprofAddr          string
+	gatewayAddr                       string
+	httpBase, raftBase, nodes, shards int
+	tls                               bool
+	settings                          memberSettings
+	grpc                              grpcArgs
 }
 
 func devFlags(c *devConfig) *flag.FlagSet {
@@ -297,16 +280,11 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	fs.IntVar(&c.raftBase, "raft-port", 7170, "first Raft port (one per node, consecutive)")
 	fs.IntVar(&c.nodes, "nodes", 3, "members to start")
 	fs.IntVar(&c.shards, "shards", 3, "lock shards (Raft groups on every member)")
-	fs.BoolVar(&c.raftLog, "raft-log", false, "print hashicorp/raft's own warnings")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address (profiling)")
-	fs.StringVar(&c.logStore, "log-store", "wal", "Raft log store: wal or bolt (raft-boltdb/v2)")
 	fs.StringVar(&c.gatewayAddr, "gateway-addr", "127.0.0.1:7000", "also serve a gateway here (empty: none)")
 	fs.BoolVar(&c.tls, "tls", false, "serve TLS everywhere with a throwaway CA and certificates made in a temp dir (default: plaintext)")
-	c.limits.register(fs)
+	c.settings.register(fs)
 	c.grpc.registerDev(fs)
-	c.commitPath.register(fs)
-	c.acl.register(fs)
-	c.observe.register(fs)
 	return fs
 }
 
@@ -315,10 +293,7 @@ func parseDev(args []string) (devConfig, error) {
 	if err := parse(devFlags(&c), args); err != nil {
 		return devConfig{}, err
 	}
-	if err := c.limits.check(); err != nil {
-		return devConfig{}, err
-	}
-	if err := c.commitPath.check(); err != nil {
+	if err := c.settings.check(); err != nil {
 		return devConfig{}, err
 	}
 	if c.nodes < 1 || c.nodes > 9 {
@@ -327,10 +302,6 @@ func parseDev(args []string) (devConfig, error) {
 	if c.shards < 1 || c.shards > maxShards {
 		return devConfig{}, fmt.Errorf("--shards must be in 1..%d", maxShards)
 	}
-	if err := c.observe.check(); err != nil {
-		return devConfig{}, err
-	}
-	c.limits.server.Namespaces, c.limits.server.NamespaceLimit = c.observe.namespaceList(), c.observe.nsLimit
 	return c, nil
 }
 
@@ -387,12 +358,10 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 	for i, p := range peers {
 		opts := lockd.Options{
 			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
-			Peers: peers, Bootstrap: true, Shards: c.shards, Lock: c.limits.lock, Server: c.limits.server, Logger: logger,
-			RaftLogs: raftLogs(c.raftLog), LogStore: lockd.LogStoreKind(c.logStore), GRPCAddr: c.grpc.devAddr(c.host, i),
-			Tune: c.commitPath.tune, ACLBootstrapToken: c.acl.bootstrapToken, TLS: pki.member(p.ID),
-			Trace: c.observe.trace,
+			Peers: peers, Bootstrap: true, Shards: c.shards, Logger: logger,
+			GRPCAddr: c.grpc.devAddr(c.host, i), TLS: pki.member(p.ID),
 		}
-		c.commitPath.member(&opts)
+		c.settings.apply(&opts)
 		m, err := lockd.Start(opts)
 		if err != nil {
 			return err
@@ -410,7 +379,7 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 		}
 	}
 	if c.gatewayAddr != "" {
-		g, err := startDevGateway(c.gatewayAddr, peers, logger, pki, c.observe.trace)
+		g, err := startDevGateway(c.gatewayAddr, peers, logger, pki, c.settings.observe.trace)
 		if err != nil {
 			return err
 		}

@@ -84,9 +84,9 @@ func TestDevTakesTheLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.limits.lock.MaxResources != 9 || c.limits.lock.MaxWaitersPerQueue != 4 || c.limits.server.MaxInFlight != 8 ||
-		c.limits.lock.MaxWait != 30*time.Second || c.limits.server.MaxWait != 30*time.Second {
-		t.Fatalf("dev limits = %+v", c.limits)
+	if c.settings.limits.lock.MaxResources != 9 || c.settings.limits.lock.MaxWaitersPerQueue != 4 || c.settings.limits.server.MaxInFlight != 8 ||
+		c.settings.limits.lock.MaxWait != 30*time.Second || c.settings.limits.server.MaxWait != 30*time.Second {
+		t.Fatalf("dev limits = %+v", c.settings.limits)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 type raftArgs struct {
 	heartbeat, election, leaderLease, snapshotInterval time.Duration
 	snapshotThreshold, trailingLogs                    uint64
-	commitPath                                         commitPathArgs
 }
 
 // commitPathArgs are the Raft batching and replication knobs issue 16
@@ -59,7 +58,6 @@ func (a *raftArgs) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.snapshotInterval, "snapshot-interval", 0, "Raft: how often to check whether to snapshot (0: node default)")
 	fs.Uint64Var(&a.snapshotThreshold, "snapshot-threshold", 0, "Raft: entries since the last snapshot that trigger one (0: node default)")
 	fs.Uint64Var(&a.trailingLogs, "trailing-logs", 0, "Raft: entries kept after a snapshot (0: node default)")
-	a.commitPath.register(fs)
 }
 
 // tune copies the flags that were given into the node's config.
@@ -79,7 +77,6 @@ func (a *raftArgs) tune(c *node.Config) {
 	if a.trailingLogs > 0 {
 		c.TrailingLogs = a.trailingLogs
 	}
-	a.commitPath.tune(c)
 }
 
 // tune copies the knobs into the node's config (zero keeps its defaults).

@@ -38,8 +38,8 @@ func TestCommitPathFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	var devOpts lockd.Options
-	dev.commitPath.member(&devOpts)
-	check("dev", dev.commitPath.tune, devOpts)
+	dev.settings.apply(&devOpts)
+	check("dev", devOpts.Tune, devOpts)
 
 	for _, bad := range [][]string{
 		{"--max-append-entries", "2000"}, {"--commit-timeout", "100us"}, {"--raft-rpcs-in-flight", "-1"},
