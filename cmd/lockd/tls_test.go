@@ -235,7 +235,9 @@ func TestDevTLS(t *testing.T) {
 		t.Skip("builds and starts lockd dev")
 	}
 	bin := buildLockd(t)
-	base := 20000 + rand.IntN(30000)/10*10
+	// Below the kernel's ephemeral range (32768-60999 here), where outgoing
+	// connections of parallel tests could hold one of the ports.
+	base := 20000 + rand.IntN(12000)/10*10
 	args := []string{"dev", "--tls", "--nodes", "3", "--shards", "1", "--http-port", fmt.Sprint(base), "--raft-port", fmt.Sprint(base + 3),
 		"--grpc-port", "0", "--gateway-addr", fmt.Sprintf("127.0.0.1:%d", base+6)}
 	banner := startDev(t, bin, args)
@@ -305,6 +307,7 @@ func startDev(t *testing.T, bin string, args []string) string {
 		select {
 		case l, ok := <-lines:
 			if !ok {
+				_ = cmd.Wait() // stderr's copier is done only then
 				t.Fatalf("lockd dev exited before its banner:\n%s\nstderr:\n%s", banner.String(), stderr.String())
 			}
 			banner.WriteString(l + "\n")
