@@ -15,6 +15,9 @@ const (
 	kindEntries byte = 1
 	// kindDelete replays a DeleteRange(lo, hi).
 	kindDelete byte = 2
+	// kindReset replaces a shared-log group's whole log with its entries:
+	// the live entries rewritten into a newer segment (shared_reclaim.go).
+	kindReset byte = 3
 )
 
 const (
@@ -113,7 +116,7 @@ func decodePayload(p []byte) (record, error) {
 			return record{}, fmt.Errorf("delete record of %d bytes: %w", len(p), ErrCorrupt)
 		}
 		return record{kind: kindDelete, lo: binary.LittleEndian.Uint64(p[1:]), hi: binary.LittleEndian.Uint64(p[9:])}, nil
-	case kindEntries:
+	case kindEntries, kindReset:
 		return decodeEntries(p)
 	default:
 		return record{}, fmt.Errorf("unknown record kind %d: %w", p[0], ErrCorrupt)
@@ -152,7 +155,7 @@ func decodeEntries(p []byte) (record, error) {
 	if off != len(p) {
 		return record{}, fmt.Errorf("%d trailing bytes after entries: %w", len(p)-off, ErrCorrupt)
 	}
-	return record{kind: kindEntries, entries: entries}, nil
+	return record{kind: p[0], entries: entries}, nil
 }
 
 func getBytes(p []byte, off int) ([]byte, int, error) {

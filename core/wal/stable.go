@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 )
@@ -27,8 +26,8 @@ type stableStore struct {
 	kv     map[string][]byte
 }
 
-func openStable(dir string, noSync bool) (*stableStore, error) {
-	path := filepath.Join(dir, stableFileName)
+// openStable opens the stable store kept in the file at path.
+func openStable(path string, noSync bool) (*stableStore, error) {
 	// A leftover temporary file is an interrupted Set that never took
 	// effect.
 	if err := os.Remove(path + tmpSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {

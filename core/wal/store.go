@@ -103,7 +103,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("wal: %w", err)
 	}
 	s := &Store{dir: dir, opts: opts, logger: logger, lock: lock}
-	if s.stable, err = openStable(dir, opts.NoSync); err != nil {
+	if s.stable, err = openStable(filepath.Join(dir, stableFileName), opts.NoSync); err != nil {
 		_ = lock.Close()
 		return nil, fmt.Errorf("wal: open stable store: %w", err)
 	}
@@ -224,7 +224,7 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 		return err
 	}
 	s.mu.Lock()
-	s.log.append(batch)
+	s.log.append(batch, 0)
 	s.mu.Unlock()
 	return nil
 }
