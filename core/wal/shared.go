@@ -58,6 +58,8 @@ type Shared struct {
 	gmu    sync.Mutex // guards groups
 	groups map[uint64]*group
 
+	flushes, records atomic.Uint64
+
 	closed atomic.Bool
 	kick   chan struct{}
 	stop   chan struct{}
@@ -271,7 +273,26 @@ func (s *Shared) flush(batch []*pending) error {
 	for _, p := range batch {
 		p.seg = seg
 	}
+	s.flushes.Add(1)
+	s.records.Add(uint64(len(batch)))
 	return nil
+}
+
+// SharedStats counts a Shared log's work since it was opened.
+type SharedStats struct {
+	// Flushes is how many write+fdatasync rounds ran; Records how many
+	// group records (StoreLogs, DeleteRange, rewrites) they carried.
+	Flushes, Records uint64
+	// Segments is how many segment files are on disk.
+	Segments int
+}
+
+// Stats reports the log's counters.
+func (s *Shared) Stats() SharedStats {
+	s.gate.Lock()
+	n := len(s.segs)
+	s.gate.Unlock()
+	return SharedStats{Flushes: s.flushes.Load(), Records: s.records.Load(), Segments: n}
 }
 
 // rotate starts the next segment. The new file's name is made durable
