@@ -54,6 +54,7 @@ type Shared struct {
 	buf  []byte
 
 	active atomic.Uint32 // segs[len(segs)-1], readable without the gate
+	dropMu sync.Mutex    // serialises dropSegments
 
 	gmu    sync.Mutex // guards groups
 	groups map[uint64]*group

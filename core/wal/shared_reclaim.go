@@ -93,6 +93,10 @@ func (s *Shared) rewrite(g *group) {
 // dropSegments deletes the segments older than every group's oldest live
 // entry and than the active segment.
 func (s *Shared) dropSegments() {
+	// One at a time, so a caller returns once every file it found unneeded
+	// is gone, even if another call took it off the list.
+	s.dropMu.Lock()
+	defer s.dropMu.Unlock()
 	s.gate.Lock()
 	if s.closed.Load() {
 		s.gate.Unlock()
