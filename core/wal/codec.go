@@ -174,3 +174,24 @@ func getBytes(p []byte, off int) ([]byte, int, error) {
 	}
 	return p[off : off+n : off+n], off + n, nil
 }
+
+// encodeBatch copies logs (raft may reuse them once StoreLogs returns) and
+// encodes them into a new buffer at offset headroom, after room for a
+// header; the copies' Data and Extensions point into the buffer. A payload
+// over maxPayload is ErrTooLarge.
+func encodeBatch(logs []*raft.Log, headroom, maxPayload int) ([]raft.Log, []byte, error) {
+	batch := make([]raft.Log, len(logs))
+	for i, l := range logs {
+		if l == nil {
+			return nil, nil, fmt.Errorf("wal: nil log at batch position %d", i)
+		}
+		batch[i] = *l
+	}
+	payloadLen := entriesPayloadBytes(batch)
+	if payloadLen > maxPayload {
+		return nil, nil, fmt.Errorf("wal: batch of %d entries needs %d bytes: %w", len(batch), payloadLen, ErrTooLarge)
+	}
+	buf := make([]byte, headroom+payloadLen)
+	putEntries(buf[headroom:], batch)
+	return batch, buf, nil
+}

@@ -1,11 +1,11 @@
 package wal
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 )
@@ -108,16 +108,10 @@ func OpenShared(dir string, opts SharedOptions) (*Shared, error) {
 	if opts.SegmentBytes <= 0 {
 		opts.SegmentBytes = defaultSegmentBytes
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
-	}
-	lock, err := lockFile(filepath.Join(dir, lockFileName))
+	logger := cmp.Or(opts.Logger, slog.Default())
+	lock, err := lockDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("wal: %w", err)
+		return nil, err
 	}
 	s := &Shared{
 		dir: dir, opts: opts, logger: logger, lock: lock,
@@ -296,19 +290,12 @@ func (s *Shared) Stats() SharedStats {
 	return SharedStats{Flushes: s.flushes.Load(), Records: s.records.Load(), Segments: n}
 }
 
-// rotate starts the next segment. The new file's name is made durable
-// before anything is acknowledged from it.
+// rotate starts the next segment.
 func (s *Shared) rotate() error {
 	next := s.active.Load() + 1
-	f, err := os.OpenFile(filepath.Join(s.dir, segmentName(next)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := s.createSegment(next)
 	if err != nil {
-		return fmt.Errorf("create segment: %w", err)
-	}
-	if !s.opts.NoSync {
-		if err := syncDir(s.dir); err != nil {
-			_ = f.Close()
-			return err
-		}
+		return err
 	}
 	if err := s.f.Close(); err != nil {
 		s.logger.Warn("wal: close full segment", "err", err)

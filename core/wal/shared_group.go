@@ -1,7 +1,6 @@
 package wal
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -153,19 +152,10 @@ func (v *Group) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	batch := make([]raft.Log, len(logs))
-	for i, l := range logs {
-		if l == nil {
-			return fmt.Errorf("wal: nil log at batch position %d", i)
-		}
-		batch[i] = *l
+	batch, payload, err := encodeBatch(logs, 0, maxRecordBytes-groupFrameBytes)
+	if err != nil {
+		return err
 	}
-	payloadLen := entriesPayloadBytes(batch)
-	if payloadLen > maxRecordBytes-groupFrameBytes {
-		return fmt.Errorf("wal: batch of %d entries needs %d bytes: %w", len(batch), payloadLen, ErrTooLarge)
-	}
-	payload := make([]byte, payloadLen)
-	putEntries(payload, batch)
 
 	g := v.g
 	g.writeMu.Lock()
@@ -240,20 +230,7 @@ func (v *Group) Get(key []byte) ([]byte, error) {
 }
 
 // SetUint64 stores val as 8 big-endian bytes.
-func (v *Group) SetUint64(key []byte, val uint64) error {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], val)
-	return v.Set(key, b[:])
-}
+func (v *Group) SetUint64(key []byte, val uint64) error { return setUint64(v.Set, key, val) }
 
 // GetUint64 returns key's value stored by SetUint64, or ErrKeyNotFound.
-func (v *Group) GetUint64(key []byte) (uint64, error) {
-	b, err := v.Get(key)
-	if err != nil {
-		return 0, err
-	}
-	if len(b) != 8 {
-		return 0, fmt.Errorf("wal: key %q holds %d bytes, not a uint64", key, len(b))
-	}
-	return binary.BigEndian.Uint64(b), nil
-}
+func (v *Group) GetUint64(key []byte) (uint64, error) { return getUint64(v.Get, key) }

@@ -95,15 +95,9 @@ func (s *Shared) recover() error {
 		return err
 	}
 	if len(segs) == 0 {
-		f, err := os.OpenFile(filepath.Join(s.dir, segmentName(1)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := s.createSegment(1)
 		if err != nil {
-			return fmt.Errorf("create first segment: %w", err)
-		}
-		if !s.opts.NoSync {
-			if err := syncDir(s.dir); err != nil {
-				_ = f.Close()
-				return err
-			}
+			return err
 		}
 		s.f, s.segs = f, []uint32{1}
 		s.active.Store(1)
@@ -200,4 +194,19 @@ func (s *Shared) dropBeforeGap(segs []uint32) ([]uint32, error) {
 		}
 	}
 	return segs[start:], nil
+}
+
+// createSegment creates segment n, its name durable before it returns.
+func (s *Shared) createSegment(n uint32) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, segmentName(n)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create segment: %w", err)
+	}
+	if !s.opts.NoSync {
+		if err := syncDir(s.dir); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
 }

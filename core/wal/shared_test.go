@@ -172,16 +172,9 @@ func TestSharedReclaim(t *testing.T) {
 	hot, idle := openGroup(t, sh, 1), openGroup(t, sh, 2)
 	mustStore(t, idle, bigEntries(1, 3, 1))
 	const total = 2000
-	first := uint64(1)
-	for i := uint64(1); i <= total; i += 10 {
-		mustStore(t, hot, bigEntries(i, i+9, 1))
-		if i > 100 {
-			first = i - 100 + 1
-			if err := hot.DeleteRange(0, first-1); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	w := trimmingWriter{g: hot, next: 1, batch: 10, keep: 100}
+	w.write(t, total)
+	first := w.first
 	written := int64(total * 1100)
 	// Reclaim runs in the background; Close waits for it.
 	if err := sh.Close(); err != nil {
@@ -206,19 +199,8 @@ func TestSharedResurrectedSegments(t *testing.T) {
 	hot, idle := openGroup(t, sh, 1), openGroup(t, sh, 2)
 	mustStore(t, idle, bigEntries(1, 2, 1))
 	saved := map[string][]byte{}
-	next, first := uint64(1), uint64(1)
-	write := func(n uint64) {
-		for end := next + n; next < end; next += 5 {
-			mustStore(t, hot, bigEntries(next, next+4, 1))
-			if next > 50 {
-				first = next - 50 + 1
-				if err := hot.DeleteRange(0, first-1); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
-	write(100)
+	w := trimmingWriter{g: hot, next: 1, batch: 5, keep: 50}
+	w.write(t, 100)
 	// Only full segments: the active one is still growing.
 	full := segmentFiles(t, dir)
 	for _, name := range full[:len(full)-1] {
@@ -231,7 +213,7 @@ func TestSharedResurrectedSegments(t *testing.T) {
 	if len(saved) < 4 {
 		t.Fatalf("only %d segments to resurrect", len(saved))
 	}
-	write(400)
+	w.write(t, 400)
 	if err := sh.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -249,9 +231,34 @@ func TestSharedResurrectedSegments(t *testing.T) {
 		}
 	}
 	sh = openShared(t, dir, opts)
-	checkView(t, openGroup(t, sh, 1), bigEntries(first, next-1, 1))
+	checkView(t, openGroup(t, sh, 1), bigEntries(w.first, w.next-1, 1))
 	checkView(t, openGroup(t, sh, 2), bigEntries(1, 2, 1))
 	if _, err := os.Stat(keys[0]); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("segment %s before the gap was kept: %v", keys[0], err)
+	}
+}
+
+// trimmingWriter appends 1 KiB entries to a group in batches and, past
+// keep entries, deletes the prefix as raft does after each snapshot.
+type trimmingWriter struct {
+	g           *wal.Group
+	next, first uint64
+	batch, keep uint64
+}
+
+// write appends the next n entries.
+func (w *trimmingWriter) write(t *testing.T, n uint64) {
+	t.Helper()
+	if w.first == 0 {
+		w.first = 1
+	}
+	for end := w.next + n; w.next < end; w.next += w.batch {
+		mustStore(t, w.g, bigEntries(w.next, w.next+w.batch-1, 1))
+		if w.next > w.keep {
+			w.first = w.next - w.keep + 1
+			if err := w.g.DeleteRange(0, w.first-1); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -150,3 +150,22 @@ func getStableBytes(p []byte, off int) ([]byte, int, error) {
 	end := off + int(n)
 	return p[off:end], end, nil
 }
+
+// setUint64 stores val under key with set, as 8 big-endian bytes.
+func setUint64(set func(key, val []byte) error, key []byte, val uint64) error {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], val)
+	return set(key, b[:])
+}
+
+// getUint64 reads key with get and decodes what setUint64 stored.
+func getUint64(get func(key []byte) ([]byte, error), key []byte) (uint64, error) {
+	v, err := get(key)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("wal: key %q holds %d bytes, not a uint64", key, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
