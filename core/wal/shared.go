@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -172,7 +173,11 @@ func (s *Shared) commit(groupID uint64, payload []byte) (uint32, error) {
 	} else {
 		s.flushing = true
 	}
-	// p is first in the queue: flush it with whatever queued behind it.
+	// p is first in the queue. Writers just woken by the previous flush
+	// are about to queue again: let them run before taking the batch.
+	s.qmu.Unlock()
+	runtime.Gosched()
+	s.qmu.Lock()
 	batch := s.takeBatch()
 	s.qmu.Unlock()
 
