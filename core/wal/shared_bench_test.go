@@ -1,16 +1,13 @@
-package wal_test
+package wal
 
 import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
-	"github.com/lockstep/lockstep/core/wal"
 )
 
 // BenchmarkStoreLogsGroups has 1, 4 and 8 groups each call StoreLogs with
@@ -31,46 +28,48 @@ func BenchmarkStoreLogsGroups(b *testing.B) {
 
 func benchmarkGroups(b *testing.B, groups int, shared bool) {
 	dir := b.TempDir()
+	quiet := quietLogger
 	stores := make([]raft.LogStore, groups)
-	var sh *wal.Shared
+	var sh *Shared
 	if shared {
-		sh = openShared(b, filepath.Join(dir, "shared"), wal.SharedOptions{})
+		var err error
+		if sh, err = OpenShared(filepath.Join(dir, "shared"), SharedOptions{Logger: quiet}); err != nil {
+			b.Fatal(err)
+		}
+		defer sh.Close()
 	}
 	for g := range stores {
+		var err error
 		if shared {
-			stores[g] = openGroup(b, sh, uint64(g+1))
+			stores[g], err = sh.Group(uint64(g + 1))
 		} else {
-			stores[g] = openStore(b, filepath.Join(dir, fmt.Sprint(g)), wal.Options{})
+			var s *Store
+			s, err = Open(filepath.Join(dir, fmt.Sprint(g)), Options{Logger: quiet})
+			if err == nil {
+				defer s.Close()
+			}
+			stores[g] = s
+		}
+		if err != nil {
+			b.Fatal(err)
 		}
 	}
-	var next, busyNs atomic.Int64
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	for _, s := range stores {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			batch := make([]*raft.Log, 16)
-			for i := range batch {
-				batch[i] = &raft.Log{Term: 1, Type: raft.LogCommand, Data: bytes.Repeat([]byte{'x'}, 100), AppendedAt: time.Now()}
+	busy := runWorkers(b, groups, func(g int) func() (time.Duration, error) {
+		batch := make([]*raft.Log, 16)
+		for i := range batch {
+			batch[i] = &raft.Log{Term: 1, Type: raft.LogCommand, Data: bytes.Repeat([]byte{'x'}, 100), AppendedAt: time.Now()}
+		}
+		index := uint64(1)
+		return func() (time.Duration, error) {
+			for _, l := range batch {
+				l.Index = index
+				index++
 			}
-			index := uint64(1)
-			for next.Add(1) <= int64(b.N) {
-				for _, l := range batch {
-					l.Index = index
-					index++
-				}
-				start := time.Now()
-				if err := s.StoreLogs(batch); err != nil {
-					b.Error(err)
-					return
-				}
-				busyNs.Add(int64(time.Since(start)))
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
+			start := time.Now()
+			err := stores[g].StoreLogs(batch)
+			return time.Since(start), err
+		}
+	})
 	secs := b.Elapsed().Seconds()
 	syncs := float64(b.N)
 	if shared {
@@ -78,5 +77,5 @@ func benchmarkGroups(b *testing.B, groups int, shared bool) {
 	}
 	b.ReportMetric(float64(b.N)/secs, "storelogs/s")
 	b.ReportMetric(syncs/secs, "fdatasync/s")
-	b.ReportMetric(float64(busyNs.Load())/float64(b.N)/1e3, "µs/storelogs")
+	b.ReportMetric(float64(busy)/float64(b.N)/1e3, "µs/storelogs")
 }

@@ -168,9 +168,7 @@ func segmentFiles(t *testing.T, dir string) []string {
 func TestSharedReclaim(t *testing.T) {
 	dir := t.TempDir()
 	opts := wal.SharedOptions{SegmentBytes: 32 << 10}
-	sh := openShared(t, dir, opts)
-	hot, idle := openGroup(t, sh, 1), openGroup(t, sh, 2)
-	mustStore(t, idle, bigEntries(1, 3, 1))
+	sh, hot := hotAndIdle(t, dir, opts, 3)
 	const total = 2000
 	w := trimmingWriter{g: hot, next: 1, batch: 10, keep: 100}
 	w.write(t, total)
@@ -195,9 +193,7 @@ func TestSharedReclaim(t *testing.T) {
 func TestSharedResurrectedSegments(t *testing.T) {
 	dir := t.TempDir()
 	opts := wal.SharedOptions{SegmentBytes: 16 << 10}
-	sh := openShared(t, dir, opts)
-	hot, idle := openGroup(t, sh, 1), openGroup(t, sh, 2)
-	mustStore(t, idle, bigEntries(1, 2, 1))
+	sh, hot := hotAndIdle(t, dir, opts, 2)
 	saved := map[string][]byte{}
 	w := trimmingWriter{g: hot, next: 1, batch: 5, keep: 50}
 	w.write(t, 100)
@@ -236,6 +232,15 @@ func TestSharedResurrectedSegments(t *testing.T) {
 	if _, err := os.Stat(keys[0]); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("segment %s before the gap was kept: %v", keys[0], err)
 	}
+}
+
+// hotAndIdle opens a shared log in dir whose group 2 (idle) holds entries
+// 1..idle and returns it with group 1's view (hot), for a trimmingWriter.
+func hotAndIdle(t *testing.T, dir string, opts wal.SharedOptions, idle uint64) (*wal.Shared, *wal.Group) {
+	t.Helper()
+	sh := openShared(t, dir, opts)
+	mustStore(t, openGroup(t, sh, 2), bigEntries(1, idle, 1))
+	return sh, openGroup(t, sh, 1)
 }
 
 // trimmingWriter appends 1 KiB entries to a group in batches and, past
