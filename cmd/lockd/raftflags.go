@@ -23,6 +23,7 @@ type commitPathArgs struct {
 	maxAppendEntries, rpcsInFlight, logCache int
 	commitTimeout                            time.Duration
 	noBatchApply                             bool
+	walMode                                  string
 }
 
 func (a *commitPathArgs) register(fs *flag.FlagSet) {
@@ -31,6 +32,7 @@ func (a *commitPathArgs) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.noBatchApply, "no-batch-apply", false, "Raft: turn off BatchApplyCh (proposals then reach the leader loop one by one)")
 	fs.IntVar(&a.rpcsInFlight, "raft-rpcs-in-flight", 0, "Raft transport: AppendEntries in flight per follower; >= 2 turns hashicorp/raft's pipeline replication on (0: 1, off)")
 	fs.IntVar(&a.logCache, "raft-log-cache", 0, "Raft: keep this many recent entries in a raft.LogCache in front of the log store (0: none)")
+	fs.StringVar(&a.walMode, "wal-mode", string(lockd.WALPerGroup), "per-group (a WAL per Raft group) or shared (one WAL per member, one fdatasync for the groups writing at once); fixed once the data dir exists")
 }
 
 func (a *commitPathArgs) check() error {
@@ -41,6 +43,8 @@ func (a *commitPathArgs) check() error {
 		return errors.New("--commit-timeout must be at least 1ms")
 	case a.rpcsInFlight < 0 || a.logCache < 0:
 		return errors.New("--raft-rpcs-in-flight and --raft-log-cache must be >= 0")
+	case a.walMode != string(lockd.WALPerGroup) && a.walMode != string(lockd.WALShared):
+		return errors.New("--wal-mode must be per-group or shared")
 	}
 	return nil
 }
@@ -49,6 +53,7 @@ func (a *commitPathArgs) check() error {
 // store) into the member's options.
 func (a *commitPathArgs) member(o *lockd.Options) {
 	o.RaftRPCsInFlight, o.LogCache = a.rpcsInFlight, a.logCache
+	o.WALMode = lockd.WALMode(a.walMode)
 }
 
 func (a *raftArgs) register(fs *flag.FlagSet) {

@@ -40,9 +40,13 @@ func freeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-func startCluster(t *testing.T, store lockd.LogStoreKind) *cluster {
-	return startClusterTB(t, store)
+func startCluster(t *testing.T, store lockd.LogStoreKind, with ...func(i int, o *lockd.Options)) *cluster {
+	return startClusterTB(t, store, with...)
 }
+
+// sharedWAL runs a member with one WAL for all its groups (the metadata
+// group and the lock shard).
+func sharedWAL(_ int, o *lockd.Options) { o.WALMode = lockd.WALShared }
 
 func startClusterTB(t testing.TB, store lockd.LogStoreKind, with ...func(i int, o *lockd.Options)) *cluster {
 	t.Helper()
@@ -157,10 +161,11 @@ func TestLeaderCrashKeepsLocksTokensAndQueue(t *testing.T) {
 	for _, store := range []lockd.LogStoreKind{lockd.LogStoreWAL, lockd.LogStoreBolt} {
 		t.Run(string(store), func(t *testing.T) { leaderCrash(t, store) })
 	}
+	t.Run("wal-shared", func(t *testing.T) { leaderCrash(t, lockd.LogStoreWAL, sharedWAL) })
 }
 
-func leaderCrash(t *testing.T, store lockd.LogStoreKind) {
-	c := startCluster(t, store)
+func leaderCrash(t *testing.T, store lockd.LogStoreKind, with ...func(i int, o *lockd.Options)) {
+	c := startCluster(t, store, with...)
 	lead := c.leader()
 	follower := (lead + 1) % 3
 
@@ -233,10 +238,11 @@ func TestRestartedClusterRecoversState(t *testing.T) {
 	for _, store := range []lockd.LogStoreKind{lockd.LogStoreWAL, lockd.LogStoreBolt} {
 		t.Run(string(store), func(t *testing.T) { restartedCluster(t, store) })
 	}
+	t.Run("wal-shared", func(t *testing.T) { restartedCluster(t, lockd.LogStoreWAL, sharedWAL) })
 }
 
-func restartedCluster(t *testing.T, store lockd.LogStoreKind) {
-	c := startCluster(t, store)
+func restartedCluster(t *testing.T, store lockd.LogStoreKind, with ...func(i int, o *lockd.Options)) {
+	c := startCluster(t, store, with...)
 	c.leader()
 	held, code := post[api.AcquireResponse](t, c.url(0)+api.PathAcquire,
 		api.AcquireRequest{Resource: "r", ClientID: "A", TTL: 60_000})

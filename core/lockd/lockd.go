@@ -29,6 +29,7 @@ import (
 	"github.com/lockstep/lockstep/core/stages"
 	"github.com/lockstep/lockstep/core/tracing"
 	"github.com/lockstep/lockstep/core/tracing/otlp"
+	"github.com/lockstep/lockstep/core/wal"
 )
 
 // Options describe one member.
@@ -46,7 +47,11 @@ type Options struct {
 	// the metadata group holds, else (bootstrapping) one shard.
 	Shards int
 	// LogStore picks the Raft log implementation (default wal).
-	LogStore  LogStoreKind
+	LogStore LogStoreKind
+	// WALMode is per-group (default: a WAL directory per group) or shared
+	// (one WAL for every group of this member, flushes merged across
+	// groups); shared needs LogStore wal.
+	WALMode   WALMode
 	Peers     []node.Peer
 	Bootstrap bool
 	Lock      lock.Config
@@ -99,6 +104,8 @@ type Member struct {
 	closed chan struct{}
 	// flushTraces exports the spans still buffered (Options.Trace).
 	flushTraces func(context.Context) error
+	// wal is the member's shared WAL (Options.WALMode shared), else nil.
+	wal *wal.Shared
 }
 
 // Start opens the member port, the metadata group and the lock shards
@@ -160,10 +167,22 @@ func Start(opts Options) (_ *Member, err error) {
 		_ = members.Close()
 		return nil, err
 	}
+	sharedWAL, err := openSharedWAL(opts.DataDir, opts.WALMode, opts.LogStore)
+	if err != nil {
+		_ = front.stop(context.Background())
+		_ = ln.Close()
+		_ = members.Close()
+		return nil, err
+	}
 	var host atomic.Pointer[shard.Host]
 	env := func(g uint64) (shard.Env, error) {
 		dir := filepath.Join(opts.DataDir, groupDir(g))
-		stores, err := OpenDiskStores(dir, opts.LogStore, opts.RaftLogs)
+		var stores node.Stores
+		if sharedWAL != nil {
+			stores, err = openSharedStores(sharedWAL, g, dir, opts.RaftLogs)
+		} else {
+			stores, err = OpenDiskStores(dir, opts.LogStore, opts.RaftLogs)
+		}
 		if err != nil {
 			return shard.Env{}, err
 		}
@@ -213,6 +232,7 @@ func Start(opts Options) (_ *Member, err error) {
 		_ = front.stop(context.Background())
 		_ = ln.Close()
 		_ = members.Close()
+		_ = closeSharedWAL(sharedWAL)
 		return nil, err
 	}
 	host.Store(h)
@@ -232,6 +252,7 @@ func Start(opts Options) (_ *Member, err error) {
 		members: members,
 		grpc:    front,
 		closed:  make(chan struct{}),
+		wal:     sharedWAL,
 	}
 	apiTLS := opts.TLS.api()
 	m.flushTraces = flushTraces
@@ -327,7 +348,7 @@ func (m *Member) Stop(ctx context.Context) error {
 	}
 	<-m.closed
 	nerr := m.Host.Shutdown() // closes the Raft transports
-	return errors.Join(gerr, nerr, ignoreCanceled(herr), m.members.Close(), m.flushTraces(ctx))
+	return errors.Join(gerr, nerr, ignoreCanceled(herr), m.members.Close(), closeSharedWAL(m.wal), m.flushTraces(ctx))
 }
 
 func ignoreCanceled(err error) error {

@@ -79,3 +79,73 @@ func openBoltStores(dir string, logs io.Writer) (node.Stores, error) {
 	}
 	return node.Stores{Log: cache, Stable: bolt, Snapshot: snaps, Close: bolt.Close}, nil
 }
+
+// WALMode says how a member's Raft groups share the WAL.
+type WALMode string
+
+const (
+	// WALPerGroup gives every group its own WAL directory and fdatasyncs.
+	WALPerGroup WALMode = "per-group"
+	// WALShared puts every group of the member in one wal.Shared log,
+	// whose flushes carry the records of all groups writing at the time.
+	WALShared WALMode = "shared"
+)
+
+// sharedWALDir holds a member's shared WAL, next to the group directories
+// (which then hold only snapshots).
+const sharedWALDir = "wal-shared"
+
+// openSharedWAL opens the member's shared WAL in shared mode and returns
+// nil in per-group mode. It refuses a data directory written in the other
+// mode: the groups' logs and terms would silently start empty.
+func openSharedWAL(dataDir string, mode WALMode, kind LogStoreKind) (*wal.Shared, error) {
+	dir := filepath.Join(dataDir, sharedWALDir)
+	perGroup, err := filepath.Glob(filepath.Join(dataDir, "*", "wal", "raft.wal"))
+	if err != nil {
+		return nil, fmt.Errorf("look for per-group logs: %w", err)
+	}
+	switch mode {
+	case WALPerGroup, "":
+		if _, err := os.Stat(dir); err == nil {
+			return nil, fmt.Errorf("%w: %s holds a shared WAL; start with --wal-mode shared", node.ErrConfig, dir)
+		}
+		return nil, nil
+	case WALShared:
+		if kind != LogStoreWAL && kind != "" {
+			return nil, fmt.Errorf("%w: --wal-mode shared needs --log-store wal, not %q", node.ErrConfig, kind)
+		}
+		if len(perGroup) > 0 {
+			return nil, fmt.Errorf("%w: %s is a per-group WAL; start with --wal-mode per-group", node.ErrConfig, perGroup[0])
+		}
+		sh, err := wal.OpenShared(dir, wal.SharedOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("open shared raft log: %w", err)
+		}
+		return sh, nil
+	default:
+		return nil, fmt.Errorf("%w: unknown WAL mode %q (want per-group or shared)", node.ErrConfig, mode)
+	}
+}
+
+// openSharedStores opens group g's view of the shared WAL and a file
+// snapshot store in dir.
+func openSharedStores(sh *wal.Shared, g uint64, dir string, logs io.Writer) (node.Stores, error) {
+	view, err := sh.Group(g)
+	if err != nil {
+		return node.Stores{}, fmt.Errorf("open raft log: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStore(dir, 2, logs)
+	if err != nil {
+		_ = view.Close()
+		return node.Stores{}, fmt.Errorf("open snapshots: %w", err)
+	}
+	return node.Stores{Log: view, Stable: view, Snapshot: snaps, Close: view.Close}, nil
+}
+
+// closeSharedWAL closes sh, if the member has one.
+func closeSharedWAL(sh *wal.Shared) error {
+	if sh == nil {
+		return nil
+	}
+	return sh.Close()
+}

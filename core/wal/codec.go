@@ -15,6 +15,9 @@ const (
 	kindEntries byte = 1
 	// kindDelete replays a DeleteRange(lo, hi).
 	kindDelete byte = 2
+	// kindReset replaces a shared-log group's whole log with its entries:
+	// the live entries rewritten into a newer segment (shared_reclaim.go).
+	kindReset byte = 3
 )
 
 const (
@@ -113,7 +116,7 @@ func decodePayload(p []byte) (record, error) {
 			return record{}, fmt.Errorf("delete record of %d bytes: %w", len(p), ErrCorrupt)
 		}
 		return record{kind: kindDelete, lo: binary.LittleEndian.Uint64(p[1:]), hi: binary.LittleEndian.Uint64(p[9:])}, nil
-	case kindEntries:
+	case kindEntries, kindReset:
 		return decodeEntries(p)
 	default:
 		return record{}, fmt.Errorf("unknown record kind %d: %w", p[0], ErrCorrupt)
@@ -152,7 +155,7 @@ func decodeEntries(p []byte) (record, error) {
 	if off != len(p) {
 		return record{}, fmt.Errorf("%d trailing bytes after entries: %w", len(p)-off, ErrCorrupt)
 	}
-	return record{kind: kindEntries, entries: entries}, nil
+	return record{kind: p[0], entries: entries}, nil
 }
 
 func getBytes(p []byte, off int) ([]byte, int, error) {
@@ -170,4 +173,25 @@ func getBytes(p []byte, off int) ([]byte, int, error) {
 		return nil, off, nil
 	}
 	return p[off : off+n : off+n], off + n, nil
+}
+
+// encodeBatch copies logs (raft may reuse them once StoreLogs returns) and
+// encodes them into a new buffer at offset headroom, after room for a
+// header; the copies' Data and Extensions point into the buffer. A payload
+// over maxPayload is ErrTooLarge.
+func encodeBatch(logs []*raft.Log, headroom, maxPayload int) ([]raft.Log, []byte, error) {
+	batch := make([]raft.Log, len(logs))
+	for i, l := range logs {
+		if l == nil {
+			return nil, nil, fmt.Errorf("wal: nil log at batch position %d", i)
+		}
+		batch[i] = *l
+	}
+	payloadLen := entriesPayloadBytes(batch)
+	if payloadLen > maxPayload {
+		return nil, nil, fmt.Errorf("wal: batch of %d entries needs %d bytes: %w", len(batch), payloadLen, ErrTooLarge)
+	}
+	buf := make([]byte, headroom+payloadLen)
+	putEntries(buf[headroom:], batch)
+	return batch, buf, nil
 }

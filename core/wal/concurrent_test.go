@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
-	"github.com/lockstep/lockstep/core/wal"
 )
 
 // TestConcurrentGetLog runs readers calling GetLog on random live indexes
@@ -17,6 +16,10 @@ import (
 // or, only for an index already trimmed, ErrLogNotFound. The final view
 // must survive a reopen.
 func TestConcurrentGetLog(t *testing.T) {
+	forBackends(t, testConcurrentGetLog)
+}
+
+func testConcurrentGetLog(t *testing.T, b backend, dir string) {
 	const (
 		batches   = 300
 		batchSize = 16
@@ -24,9 +27,7 @@ func TestConcurrentGetLog(t *testing.T) {
 		readers   = 2
 		readsMax  = 200_000 // per reader, bounds the loop if the writer stalls
 	)
-	dir := t.TempDir()
-	opts := wal.Options{CompactMinDeadBytes: 16 << 10}
-	s := openStore(t, dir, opts)
+	s := b.open(t, dir, true)
 
 	done := make(chan struct{})
 	wrote := make(chan struct{}, 1)
@@ -107,14 +108,14 @@ func TestConcurrentGetLog(t *testing.T) {
 	checkView(t, s, want)
 	// Without compaction the file would hold every batch ever written.
 	written := int64(batches * batchSize * len(want[0].Data))
-	if size := fileSize(t, dir); size > written/4 {
+	if size := b.logBytes(t, dir); size > written/4 {
 		t.Fatalf("log file is %d bytes after writing %d; compaction did not keep up", size, written)
 	}
-	s = reopen(t, s, dir, opts)
+	s = b.reopen(t, s, dir, true)
 	checkView(t, s, want)
 }
 
-func readOne(s *wal.Store, rng *rand.Rand) error {
+func readOne(s raft.LogStore, rng *rand.Rand) error {
 	first, err := s.FirstIndex()
 	if err != nil {
 		return err

@@ -51,3 +51,16 @@ func writeFileAtomic(path string, data []byte, noSync bool) error {
 	}
 	return syncDir(filepath.Dir(path))
 }
+
+// lockDir creates dir if needed and takes its LOCK file (ErrLocked when
+// another store holds it).
+func lockDir(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
+	}
+	lock, err := lockFile(filepath.Join(dir, lockFileName))
+	if err != nil {
+		return nil, fmt.Errorf("wal: %w", err)
+	}
+	return lock, nil
+}

@@ -57,7 +57,7 @@ func entries(from, to, term uint64) []*raft.Log {
 	return out
 }
 
-func mustStore(t testing.TB, s *wal.Store, logs []*raft.Log) {
+func mustStore(t testing.TB, s raft.LogStore, logs []*raft.Log) {
 	t.Helper()
 	if err := s.StoreLogs(logs); err != nil {
 		t.Fatalf("store logs [%d..]: %v", logs[0].Index, err)
@@ -72,7 +72,7 @@ func sameLog(a, b *raft.Log) bool {
 
 // checkView asserts the store holds exactly want (consecutive, maybe empty):
 // both index bounds, every entry, and not-found just outside.
-func checkView(t testing.TB, s *wal.Store, want []*raft.Log) {
+func checkView(t testing.TB, s raft.LogStore, want []*raft.Log) {
 	t.Helper()
 	var first, last uint64
 	if len(want) > 0 {

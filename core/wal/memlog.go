@@ -13,6 +13,9 @@ import (
 type memLog struct {
 	first   uint64
 	entries []raft.Log
+	// segs[i] is the segment file holding entries[i] (a shared log's
+	// segment number; always 0 in a Store's single file).
+	segs []uint32
 	// liveBytes is the encoded size of the live entries; the file size minus
 	// this is the dead space compaction reclaims.
 	liveBytes int64
@@ -69,8 +72,8 @@ func (m *memLog) checkAppend(batch []raft.Log) error {
 	return nil
 }
 
-// append applies a batch that passed checkAppend.
-func (m *memLog) append(batch []raft.Log) {
+// append applies a batch that passed checkAppend, written to segment seg.
+func (m *memLog) append(batch []raft.Log, seg uint32) {
 	if len(batch) == 0 {
 		return
 	}
@@ -83,6 +86,32 @@ func (m *memLog) append(batch []raft.Log) {
 		m.liveBytes += int64(entryBytes(&batch[i]))
 	}
 	m.entries = append(m.entries, batch...)
+	for range batch {
+		m.segs = append(m.segs, seg)
+	}
+}
+
+// oldestSeg is the segment holding the first live entry; ok is false on an
+// empty log. Live entries were written in index order, so no live entry is
+// in an older segment.
+func (m *memLog) oldestSeg() (seg uint32, ok bool) {
+	if m.empty() {
+		return 0, false
+	}
+	return m.segs[0], true
+}
+
+// moveTo records that every live entry was rewritten into segment seg.
+func (m *memLog) moveTo(seg uint32) {
+	for i := range m.segs {
+		m.segs[i] = seg
+	}
+}
+
+// reset empties the log.
+func (m *memLog) reset() {
+	clear(m.entries)
+	*m = memLog{}
 }
 
 // deletePlan is a DeleteRange normalised to the live range: it removes
@@ -127,9 +156,10 @@ func (m *memLog) delete(p deletePlan) {
 	// before append next reallocates the backing array.
 	clear(m.entries[:n])
 	m.entries = m.entries[n:]
+	m.segs = m.segs[n:]
 	m.first = p.dropHi + 1
 	if m.empty() {
-		m.entries = nil
+		m.entries, m.segs = nil, nil
 	}
 }
 
@@ -141,8 +171,9 @@ func (m *memLog) truncateFrom(from uint64) {
 	}
 	clear(m.entries[k:])
 	m.entries = m.entries[:k]
+	m.segs = m.segs[:k]
 	if m.empty() {
-		m.entries = nil
+		m.entries, m.segs = nil, nil
 	}
 }
 

@@ -74,7 +74,7 @@ func (sumSnapshot) Release() {}
 type raftNode struct {
 	id    raft.ServerID
 	dir   string
-	store *wal.Store
+	store logStore
 	trans *raft.InmemTransport
 	fsm   *sumFSM
 	raft  *raft.Raft
@@ -89,6 +89,12 @@ func startNode(t *testing.T, id raft.ServerID, dir string) *raftNode {
 	if err != nil {
 		t.Fatalf("open %s store: %v", id, err)
 	}
+	return startNodeOn(t, id, dir, store)
+}
+
+// startNodeOn starts a node on store, keeping snapshots in dir.
+func startNodeOn(t *testing.T, id raft.ServerID, dir string, store logStore) *raftNode {
+	t.Helper()
 	logger := hclog.New(&hclog.LoggerOptions{Name: string(id), Output: io.Discard})
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
 	if err != nil {

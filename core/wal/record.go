@@ -35,7 +35,7 @@ func seal(frame []byte) {
 }
 
 // scanRecords reads the records of a file of size bytes in order and hands
-// each to apply. It returns the length of the valid prefix and, when that
+// each checksummed payload to apply, whose errors must say ErrCorrupt. It returns the length of the valid prefix and, when that
 // is shorter than size, why the rest is a torn tail.
 //
 // Only the last write can be torn (every write is synced before the next),
@@ -43,7 +43,7 @@ func seal(frame []byte) {
 // record running past EOF, a checksum failure on the record that ends
 // exactly at EOF, or a zero-filled rest of file (the size reached disk
 // before the data). Any other failure is ErrCorrupt.
-func scanRecords(r io.ReaderAt, size int64, apply func(record) error) (valid int64, tornWhy string, err error) {
+func scanRecords(r io.ReaderAt, size int64, apply func(payload []byte) error) (valid int64, tornWhy string, err error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<20)
 	var hdr [headerBytes]byte
 	off := int64(0)
@@ -81,12 +81,8 @@ func scanRecords(r io.ReaderAt, size int64, apply func(record) error) (valid int
 			}
 			return off, "", fmt.Errorf("checksum mismatch in record at offset %d with %d bytes after it: %w", off, size-end, ErrCorrupt)
 		}
-		rec, err := decodePayload(payload)
-		if err != nil {
+		if err := apply(payload); err != nil {
 			return off, "", fmt.Errorf("record at offset %d: %w", off, err)
-		}
-		if err := apply(rec); err != nil {
-			return off, "", fmt.Errorf("replay record at offset %d: %w: %w", off, ErrCorrupt, err)
 		}
 		off = end
 	}

@@ -43,7 +43,13 @@ func (s *Store) replay(f *os.File, created bool) error {
 		return fmt.Errorf("stat %s: %w", f.Name(), err)
 	}
 	size := info.Size()
-	valid, tornWhy, err := scanRecords(f, size, s.log.applyRecord)
+	valid, tornWhy, err := scanRecords(f, size, func(p []byte) error {
+		rec, err := decodePayload(p)
+		if err != nil {
+			return err
+		}
+		return s.log.applyRecord(rec, 0, false)
+	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
@@ -71,24 +77,40 @@ func (s *Store) replay(f *os.File, created bool) error {
 	return nil
 }
 
-// applyRecord replays one record with the same checks the write path made
-// before writing it.
-func (m *memLog) applyRecord(rec record) error {
+// applyRecord replays one record, written to segment seg, with the same
+// checks the write path made before writing it. A shared log may have
+// reclaimed the segments holding a group's older records, so its replay
+// (fromShared) sees only a suffix of the group's log: an append starting
+// before that suffix then starts the log afresh, as the entries it kept
+// below it are in the reclaimed segments, hence dead.
+func (m *memLog) applyRecord(rec record, seg uint32, fromShared bool) error {
+	var err error
 	switch rec.kind {
 	case kindEntries:
-		if err := m.checkAppend(rec.entries); err != nil {
-			return err
+		if fromShared && !m.empty() && rec.entries[0].Index < m.first {
+			m.reset()
 		}
-		m.append(rec.entries)
-		return nil
+		if err = m.checkAppend(rec.entries); err == nil {
+			m.append(rec.entries, seg)
+		}
+	case kindReset:
+		if !fromShared {
+			return fmt.Errorf("rewrite record in a single-group log: %w", ErrCorrupt)
+		}
+		m.reset()
+		if err = m.checkAppend(rec.entries); err == nil {
+			m.append(rec.entries, seg)
+		}
 	case kindDelete:
-		plan, err := m.planDelete(rec.lo, rec.hi)
-		if err != nil {
-			return err
+		var plan deletePlan
+		if plan, err = m.planDelete(rec.lo, rec.hi); err == nil {
+			m.delete(plan)
 		}
-		m.delete(plan)
-		return nil
 	default:
 		return fmt.Errorf("unknown record kind %d: %w", rec.kind, ErrCorrupt)
 	}
+	if err != nil {
+		return fmt.Errorf("replay: %w: %w", ErrCorrupt, err)
+	}
+	return nil
 }

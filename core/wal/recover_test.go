@@ -27,7 +27,7 @@ func writeTwoBatches(t *testing.T, dir string) (afterFirst, afterSecond int64) {
 	return afterFirst, afterSecond
 }
 
-func fileSize(t *testing.T, dir string) int64 {
+func fileSize(t testing.TB, dir string) int64 {
 	t.Helper()
 	info, err := os.Stat(filepath.Join(dir, logFile))
 	if err != nil {

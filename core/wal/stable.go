@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 )
@@ -27,8 +26,8 @@ type stableStore struct {
 	kv     map[string][]byte
 }
 
-func openStable(dir string, noSync bool) (*stableStore, error) {
-	path := filepath.Join(dir, stableFileName)
+// openStable opens the stable store kept in the file at path.
+func openStable(path string, noSync bool) (*stableStore, error) {
 	// A leftover temporary file is an interrupted Set that never took
 	// effect.
 	if err := os.Remove(path + tmpSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -150,4 +149,23 @@ func getStableBytes(p []byte, off int) ([]byte, int, error) {
 	}
 	end := off + int(n)
 	return p[off:end], end, nil
+}
+
+// setUint64 stores val under key with set, as 8 big-endian bytes.
+func setUint64(set func(key, val []byte) error, key []byte, val uint64) error {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], val)
+	return set(key, b[:])
+}
+
+// getUint64 reads key with get and decodes what setUint64 stored.
+func getUint64(get func(key []byte) ([]byte, error), key []byte) (uint64, error) {
+	v, err := get(key)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("wal: key %q holds %d bytes, not a uint64", key, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
 }

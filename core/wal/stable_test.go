@@ -14,8 +14,11 @@ import (
 // GetUint64 and not-found (with the exact text raft matches) live and after
 // a reopen.
 func TestStable(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir, wal.Options{})
+	forBackends(t, testStable)
+}
+
+func testStable(t *testing.T, b backend, dir string) {
+	s := b.open(t, dir, false)
 	if _, err := s.Get([]byte("missing")); err == nil || err.Error() != "not found" {
 		t.Fatalf("Get(missing) = %v, want error text \"not found\"", err)
 	}
@@ -44,7 +47,7 @@ func TestStable(t *testing.T) {
 			t.Fatalf("set %s: %v", st.key, err)
 		}
 	}
-	check := func(s *wal.Store) {
+	check := func(s logStore) {
 		t.Helper()
 		if v, err := s.Get([]byte("LastVoteCand")); err != nil || string(v) != "node-2" {
 			t.Fatalf("Get(LastVoteCand) = %q, %v", v, err)
@@ -67,7 +70,7 @@ func TestStable(t *testing.T) {
 	v, _ := s.Get([]byte("LastVoteCand"))
 	v[0] = 'X'
 	check(s)
-	s = reopen(t, s, dir, wal.Options{})
+	s = b.reopen(t, s, dir, false)
 	check(s)
 }
 

@@ -14,7 +14,7 @@
 package wal
 
 import (
-	"encoding/binary"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -91,19 +91,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.CompactMinDeadBytes <= 0 {
 		opts.CompactMinDeadBytes = defaultCompactMinDeadBytes
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
-	}
-	lock, err := lockFile(filepath.Join(dir, lockFileName))
+	logger := cmp.Or(opts.Logger, slog.Default())
+	lock, err := lockDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("wal: %w", err)
+		return nil, err
 	}
 	s := &Store{dir: dir, opts: opts, logger: logger, lock: lock}
-	if s.stable, err = openStable(dir, opts.NoSync); err != nil {
+	if s.stable, err = openStable(filepath.Join(dir, stableFileName), opts.NoSync); err != nil {
 		_ = lock.Close()
 		return nil, fmt.Errorf("wal: open stable store: %w", err)
 	}
@@ -194,22 +188,12 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	batch := make([]raft.Log, len(logs))
-	for i, l := range logs {
-		if l == nil {
-			return fmt.Errorf("wal: nil log at batch position %d", i)
-		}
-		batch[i] = *l
-	}
-	payloadLen := entriesPayloadBytes(batch)
-	if payloadLen > maxRecordBytes {
-		return fmt.Errorf("wal: batch of %d entries needs %d bytes: %w", len(batch), payloadLen, ErrTooLarge)
-	}
-
 	// Encode before taking the lock: only the checks, the write and the
 	// sync need to be serialised.
-	frame := make([]byte, headerBytes+payloadLen)
-	putEntries(frame[headerBytes:], batch)
+	batch, frame, err := encodeBatch(logs, headerBytes, maxRecordBytes)
+	if err != nil {
+		return err
+	}
 	seal(frame)
 
 	s.writeMu.Lock()
@@ -224,7 +208,7 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 		return err
 	}
 	s.mu.Lock()
-	s.log.append(batch)
+	s.log.append(batch, 0)
 	s.mu.Unlock()
 	return nil
 }
@@ -310,20 +294,7 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 }
 
 // SetUint64 stores val as 8 big-endian bytes.
-func (s *Store) SetUint64(key []byte, val uint64) error {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], val)
-	return s.Set(key, b[:])
-}
+func (s *Store) SetUint64(key []byte, val uint64) error { return setUint64(s.Set, key, val) }
 
 // GetUint64 returns key's value stored by SetUint64, or ErrKeyNotFound.
-func (s *Store) GetUint64(key []byte) (uint64, error) {
-	v, err := s.stable.get(key)
-	if err != nil {
-		return 0, err
-	}
-	if len(v) != 8 {
-		return 0, fmt.Errorf("wal: key %q holds %d bytes, not a uint64", key, len(v))
-	}
-	return binary.BigEndian.Uint64(v), nil
-}
+func (s *Store) GetUint64(key []byte) (uint64, error) { return getUint64(s.Get, key) }

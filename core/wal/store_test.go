@@ -13,14 +13,15 @@ import (
 // TestEmpty checks a fresh store reports 0/0 and no entries, before and
 // after a reopen.
 func TestEmpty(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir, wal.Options{})
-	checkView(t, s, nil)
-	if err := s.GetLog(1, new(raft.Log)); !errors.Is(err, raft.ErrLogNotFound) {
-		t.Fatalf("GetLog(1) on empty = %v", err)
-	}
-	s = reopen(t, s, dir, wal.Options{})
-	checkView(t, s, nil)
+	forBackends(t, func(t *testing.T, b backend, dir string) {
+		s := b.open(t, dir, false)
+		checkView(t, s, nil)
+		if err := s.GetLog(1, new(raft.Log)); !errors.Is(err, raft.ErrLogNotFound) {
+			t.Fatalf("GetLog(1) on empty = %v", err)
+		}
+		s = b.reopen(t, s, dir, false)
+		checkView(t, s, nil)
+	})
 }
 
 // TestRoundTrip stores entries exercising every raft.Log field and edge
@@ -37,19 +38,32 @@ func TestRoundTrip(t *testing.T) {
 			AppendedAt: time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.UTC)},
 		{Index: base + 5, Term: 9, AppendedAt: time.Unix(0, -5)},
 	}
-	dir := t.TempDir()
-	s := openStore(t, dir, wal.Options{})
-	mustStore(t, s, logs[:1])
-	if err := s.StoreLog(logs[1]); err != nil {
-		t.Fatal(err)
+	forBackends(t, func(t *testing.T, b backend, dir string) {
+		logs := cloneLogs(logs)
+		s := b.open(t, dir, false)
+		mustStore(t, s, logs[:1])
+		if err := s.StoreLog(logs[1]); err != nil {
+			t.Fatal(err)
+		}
+		mustStore(t, s, logs[2:])
+		// The store must not alias the caller's buffers.
+		logs[0].Data[0] = 'X'
+		logs[0].Data = []byte("cmd")
+		checkView(t, s, logs)
+		s = b.reopen(t, s, dir, false)
+		checkView(t, s, logs)
+	})
+}
+
+// cloneLogs deep-copies logs, so a test can modify them once per backend.
+func cloneLogs(logs []*raft.Log) []*raft.Log {
+	out := make([]*raft.Log, len(logs))
+	for i, l := range logs {
+		c := *l
+		c.Data, c.Extensions = bytes.Clone(l.Data), bytes.Clone(l.Extensions)
+		out[i] = &c
 	}
-	mustStore(t, s, logs[2:])
-	// The store must not alias the caller's buffers.
-	logs[0].Data[0] = 'X'
-	logs[0].Data = []byte("cmd")
-	checkView(t, s, logs)
-	s = reopen(t, s, dir, wal.Options{})
-	checkView(t, s, logs)
+	return out
 }
 
 // TestStoreRejects feeds batches that would break contiguity or are
@@ -69,19 +83,20 @@ func TestStoreRejects(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := openStore(t, dir, wal.Options{})
-			mustStore(t, s, entries(1, 10, 1))
-			if err := s.DeleteRange(1, 4); err != nil {
-				t.Fatal(err)
-			}
-			err := s.StoreLogs(tc.batch)
-			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
-				t.Fatalf("StoreLogs = %v, want %v", err, tc.want)
-			}
-			checkView(t, s, entries(5, 10, 1))
-			s = reopen(t, s, dir, wal.Options{})
-			checkView(t, s, entries(5, 10, 1))
+			forBackends(t, func(t *testing.T, b backend, dir string) {
+				s := b.open(t, dir, false)
+				mustStore(t, s, entries(1, 10, 1))
+				if err := s.DeleteRange(1, 4); err != nil {
+					t.Fatal(err)
+				}
+				err := s.StoreLogs(tc.batch)
+				if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
+					t.Fatalf("StoreLogs = %v, want %v", err, tc.want)
+				}
+				checkView(t, s, entries(5, 10, 1))
+				s = b.reopen(t, s, dir, false)
+				checkView(t, s, entries(5, 10, 1))
+			})
 		})
 	}
 }
@@ -110,30 +125,31 @@ func TestDeleteRange(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := openStore(t, dir, wal.Options{})
-			mustStore(t, s, entries(1, 10, 1))
-			err := s.DeleteRange(tc.lo, tc.hi)
-			if !errors.Is(err, tc.wantErr) || (err != nil) != (tc.wantErr != nil) {
-				t.Fatalf("DeleteRange(%d,%d) = %v, want %v", tc.lo, tc.hi, err, tc.wantErr)
-			}
-			var want []*raft.Log
-			if tc.from <= tc.to {
-				want = entries(tc.from, tc.to, 1)
-			}
-			checkView(t, s, want)
-			s = reopen(t, s, dir, wal.Options{})
-			checkView(t, s, want)
+			forBackends(t, func(t *testing.T, b backend, dir string) {
+				s := b.open(t, dir, false)
+				mustStore(t, s, entries(1, 10, 1))
+				err := s.DeleteRange(tc.lo, tc.hi)
+				if !errors.Is(err, tc.wantErr) || (err != nil) != (tc.wantErr != nil) {
+					t.Fatalf("DeleteRange(%d,%d) = %v, want %v", tc.lo, tc.hi, err, tc.wantErr)
+				}
+				var want []*raft.Log
+				if tc.from <= tc.to {
+					want = entries(tc.from, tc.to, 1)
+				}
+				checkView(t, s, want)
+				s = b.reopen(t, s, dir, false)
+				checkView(t, s, want)
 
-			more := entries(tc.next, tc.next+2, 2)
-			mustStore(t, s, more)
-			if tc.from > tc.to {
-				want = more
-			} else {
-				want = append(want, more...)
-			}
-			s = reopen(t, s, dir, wal.Options{})
-			checkView(t, s, want)
+				more := entries(tc.next, tc.next+2, 2)
+				mustStore(t, s, more)
+				if tc.from > tc.to {
+					want = more
+				} else {
+					want = append(want, more...)
+				}
+				s = b.reopen(t, s, dir, false)
+				checkView(t, s, want)
+			})
 		})
 	}
 }
@@ -141,20 +157,25 @@ func TestDeleteRange(t *testing.T) {
 // TestOverwriteSuffix stores a batch starting inside the log (as bolt
 // allows) and checks it replaces the old suffix, live and after reopen.
 func TestOverwriteSuffix(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir, wal.Options{})
-	mustStore(t, s, entries(1, 10, 1))
-	mustStore(t, s, entries(6, 8, 2))
-	want := append(entries(1, 5, 1), entries(6, 8, 2)...)
-	checkView(t, s, want)
-	s = reopen(t, s, dir, wal.Options{})
-	checkView(t, s, want)
+	forBackends(t, func(t *testing.T, b backend, dir string) {
+		s := b.open(t, dir, false)
+		mustStore(t, s, entries(1, 10, 1))
+		mustStore(t, s, entries(6, 8, 2))
+		want := append(entries(1, 5, 1), entries(6, 8, 2)...)
+		checkView(t, s, want)
+		s = b.reopen(t, s, dir, false)
+		checkView(t, s, want)
+	})
 }
 
 // TestClosed checks every method fails with ErrClosed after Close and a
 // second Close is harmless.
 func TestClosed(t *testing.T) {
-	s := openStore(t, t.TempDir(), wal.Options{})
+	forBackends(t, testClosed)
+}
+
+func testClosed(t *testing.T, b backend, dir string) {
+	s := b.open(t, dir, false)
 	mustStore(t, s, entries(1, 2, 1))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
