@@ -32,7 +32,7 @@ func TestWALModeFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 		var devOpts lockd.Options
-		dev.commitPath.member(&devOpts)
+		dev.settings.apply(&devOpts)
 		if devOpts.WALMode != tc.want {
 			t.Errorf("dev %v: WALMode %q, want %q", tc.args, devOpts.WALMode, tc.want)
 		}
