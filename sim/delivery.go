@@ -88,9 +88,10 @@ func (n *Network) admit(m message, mayDup bool) (decision, bool) {
 	return d, true
 }
 
-// post sends a request: each copy that arrives runs arrive on its own
-// goroutine (dup is true for the duplicate), which may carry the response
-// back with transmit. The number of such goroutines is bounded by MaxInFlight.
+// post sends a request: each copy that arrives runs arrive on a goroutine
+// of its own while it runs (dup is true for the duplicate), which may carry
+// the response back with transmit. The number of copies in flight is
+// bounded by MaxInFlight.
 func (n *Network) post(m message, arrive func(dup bool)) {
 	d, ok := n.admit(m, true)
 	if !ok {
@@ -110,12 +111,39 @@ func (n *Network) launch(m message, latency time.Duration, dup bool, arrive func
 		n.lose(m, lossOverload)
 		return
 	}
-	go func() {
+	n.run(func() {
 		defer func() { <-n.slots }()
 		if n.carry(m, latency) {
 			arrive(dup)
 		}
-	}()
+	})
+}
+
+// run runs job on an idle worker goroutine, or on a new one when none is
+// idle. A message copy's goroutine ends up deep in a handler (HTTP, JSON,
+// a Raft proposal); a fresh goroutine would grow its stack, by copying,
+// for every message, whereas a worker keeps the stack it has grown. Each
+// job still has a goroutine to itself: a worker takes the next job only
+// after finishing the last, so no message waits behind another.
+func (n *Network) run(job func()) {
+	select {
+	case n.jobs <- job:
+	default:
+		go n.work(job)
+	}
+}
+
+// work runs job and then whatever job it is handed next, until the
+// network closes.
+func (n *Network) work(job func()) {
+	for {
+		job()
+		select {
+		case job = <-n.jobs:
+		case <-n.done:
+			return
+		}
+	}
 }
 
 // transmit sends a response in the calling goroutine and reports whether it arrived.

@@ -82,6 +82,7 @@ type Network struct {
 	start time.Time
 	done  chan struct{} // closed by Close
 	slots chan struct{} // one token per in-flight message copy
+	jobs  chan func()   // unbuffered: hands a message copy to an idle worker (delivery.go)
 
 	mu         sync.Mutex
 	closed     bool
@@ -117,6 +118,7 @@ func NewNetwork(opts Options) *Network {
 		start: time.Now(),
 		done:  make(chan struct{}),
 		slots: make(chan struct{}, opts.MaxInFlight),
+		jobs:  make(chan func()),
 		// The second PCG word is a fixed constant so one uint64 seeds everything.
 		rng:        rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
 		links:      make(map[link]Link),
