@@ -28,10 +28,20 @@ func (r lossReason) unreachable() bool {
 // who to tell if it is lost.
 type message struct {
 	from, to string
-	what     string          // e.g. "AppendEntries request", for events
+	what     string          // e.g. "AppendEntries", for events
+	response bool            // a response to what, not the request
 	fromDone <-chan struct{} // sender endpoint lifetime; nil for endpoint-less senders such as clients
 	toDone   <-chan struct{} // receiver endpoint lifetime; nil for endpoint-less receivers
 	lost     chan lossReason // optional, capacity 1: the first loss reason of the caller's exchange
+}
+
+// label names the message in events, e.g. "AppendEntries request";
+// formatted only for an event, not for every message.
+func (m message) label() string {
+	if m.response {
+		return m.what + " response"
+	}
+	return m.what + " request"
 }
 
 // refuse counts a message that could not even be sent (no route or no
@@ -54,7 +64,7 @@ func (n *Network) lose(m message, r lossReason) {
 
 func (n *Network) loseLocked(m message, r lossReason) {
 	n.stats.Dropped++
-	n.recordLocked(EventDrop, m.from, m.to, fmt.Sprintf("%s: %s", m.what, r))
+	n.recordLocked(EventDrop, m.from, m.to, fmt.Sprintf("%s: %s", m.label(), r))
 	if m.lost != nil {
 		select {
 		case m.lost <- r:
@@ -83,7 +93,7 @@ func (n *Network) admit(m message, mayDup bool) (decision, bool) {
 	}
 	if d.dup {
 		n.stats.Duplicated++
-		n.recordLocked(EventDuplicate, m.from, m.to, m.what)
+		n.recordLocked(EventDuplicate, m.from, m.to, m.label())
 	}
 	return d, true
 }

@@ -118,7 +118,7 @@ func main() {
 		return
 	}
 	if !opts.guest {
-		tuneNativeGC()
+		tuneNativeRuntime()
 	}
 	stopProfiles, err := startProfiles(opts.cpuProfile, opts.memProfile)
 	if err != nil {
