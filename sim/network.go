@@ -133,8 +133,10 @@ func NewNetwork(opts Options) *Network {
 }
 
 // Close stops the network: messages in flight are discarded, held ones are
-// released and discarded, and pending calls fail with ErrClosed. Endpoints
-// are not closed; raft closes its Transport on Shutdown.
+// released and discarded, pending calls fail with ErrClosed, and the idle
+// delivery workers end (until Close they wait for messages, so a bubble
+// that never closes its Network deadlocks). Endpoints are not closed; raft
+// closes its Transport on Shutdown.
 func (n *Network) Close() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
