@@ -18,7 +18,7 @@ const nativeGOGC = 400
 // GOMAXPROCS is not set. A run's goroutines hand work to each other
 // message by message, so a second thread found almost nothing to run in
 // parallel (wall time was ~CPU time) and added cross-thread wake-ups and
-// lock contention: one thread did the same run in ~40 % less CPU
+// lock contention: one thread did the same runs in 20-50 % less CPU
 // (EXPERIMENTS.md, section 5), and leaves the other cores to other runs.
 const nativeGOMAXPROCS = 1
 
