@@ -213,7 +213,7 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("-jobs %d: want at least 1", o.jobs)
 	}
 	if (o.cpuProfile != "" || o.memProfile != "") && (o.deterministic || o.guest || o.check != "" || o.list || o.prepare) {
-		return o, fmt.Errorf("-cpuprofile and -memprofile profile native runs only; give -deterministic=false")
+		return o, fmt.Errorf("-cpuprofile and -memprofile profile native runs (-scenario, -all, -bug-table) only, not -deterministic, -check, -list or -prepare")
 	}
 	return o, nil
 }
