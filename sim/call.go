@@ -77,7 +77,7 @@ func (n *Network) Call(ctx context.Context, from, to string, req []byte) ([]byte
 	// request still in flight when the caller gives up may yet arrive.
 	lost := make(chan lossReason, 1)
 	ex.responseLost = make(chan lossReason, 1)
-	m := message{from: from, to: to, what: "call request", lost: lost}
+	m := message{from: from, to: to, what: "call", lost: lost}
 	if ep := n.handler(to); ep == nil {
 		n.refuse(m, lossNoEndpoint)
 	} else {
@@ -85,7 +85,8 @@ func (n *Network) Call(ctx context.Context, from, to string, req []byte) ([]byte
 		body := slices.Clone(req)
 		n.post(m, func(dup bool) { n.serveCall(ep, m, body, dup, ex) })
 	}
-	what := fmt.Sprintf("sim: call %s->%s", from, to)
+	// what names the call in errors; formatted only for one.
+	what := func() string { return fmt.Sprintf("sim: call %s->%s", from, to) }
 	// reason is the first loss of the exchange: the request's, else the
 	// response's.
 	var requestLost bool
@@ -113,13 +114,13 @@ func (n *Network) Call(ctx context.Context, from, to string, req []byte) ([]byte
 	select {
 	case r := <-ex.reply:
 		if r.errMsg != "" {
-			return nil, fmt.Errorf("%s: %w: %s", what, ErrRemote, r.errMsg)
+			return nil, fmt.Errorf("%s: %w: %s", what(), ErrRemote, r.errMsg)
 		}
 		return r.resp, nil
 	case <-timeout:
-		return nil, fail(lossError(what, reason()))
+		return nil, fail(lossError(what(), reason()))
 	case <-ctx.Done():
-		return nil, fail(fmt.Errorf("%w (%w)", lossError(what, reason()), ctx.Err()))
+		return nil, fail(fmt.Errorf("%w (%w)", lossError(what(), reason()), ctx.Err()))
 	case <-n.done:
 		return nil, ErrClosed
 	}
@@ -158,7 +159,7 @@ func (n *Network) serveCall(ep *handlerEndpoint, req message, body []byte, dup b
 	if err != nil {
 		out.errMsg = err.Error()
 	}
-	back := message{from: req.to, to: req.from, what: "call response", fromDone: ep.done, lost: ex.responseLost}
+	back := message{from: req.to, to: req.from, what: "call", response: true, fromDone: ep.done, lost: ex.responseLost}
 	if n.transmit(back) {
 		select {
 		case ex.reply <- out:

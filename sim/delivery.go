@@ -28,10 +28,20 @@ func (r lossReason) unreachable() bool {
 // who to tell if it is lost.
 type message struct {
 	from, to string
-	what     string          // e.g. "AppendEntries request", for events
+	what     string          // e.g. "AppendEntries", for events
+	response bool            // a response to what, not the request
 	fromDone <-chan struct{} // sender endpoint lifetime; nil for endpoint-less senders such as clients
 	toDone   <-chan struct{} // receiver endpoint lifetime; nil for endpoint-less receivers
 	lost     chan lossReason // optional, capacity 1: the first loss reason of the caller's exchange
+}
+
+// label names the message in events, e.g. "AppendEntries request";
+// formatted only for an event, not for every message.
+func (m message) label() string {
+	if m.response {
+		return m.what + " response"
+	}
+	return m.what + " request"
 }
 
 // refuse counts a message that could not even be sent (no route or no
@@ -54,7 +64,7 @@ func (n *Network) lose(m message, r lossReason) {
 
 func (n *Network) loseLocked(m message, r lossReason) {
 	n.stats.Dropped++
-	n.recordLocked(EventDrop, m.from, m.to, fmt.Sprintf("%s: %s", m.what, r))
+	n.recordLocked(EventDrop, m.from, m.to, fmt.Sprintf("%s: %s", m.label(), r))
 	if m.lost != nil {
 		select {
 		case m.lost <- r:
@@ -83,14 +93,15 @@ func (n *Network) admit(m message, mayDup bool) (decision, bool) {
 	}
 	if d.dup {
 		n.stats.Duplicated++
-		n.recordLocked(EventDuplicate, m.from, m.to, m.what)
+		n.recordLocked(EventDuplicate, m.from, m.to, m.label())
 	}
 	return d, true
 }
 
-// post sends a request: each copy that arrives runs arrive on its own
-// goroutine (dup is true for the duplicate), which may carry the response
-// back with transmit. The number of such goroutines is bounded by MaxInFlight.
+// post sends a request: each copy that arrives runs arrive on a goroutine
+// of its own while it runs (dup is true for the duplicate), which may carry
+// the response back with transmit. The number of copies in flight is
+// bounded by MaxInFlight.
 func (n *Network) post(m message, arrive func(dup bool)) {
 	d, ok := n.admit(m, true)
 	if !ok {
@@ -110,12 +121,39 @@ func (n *Network) launch(m message, latency time.Duration, dup bool, arrive func
 		n.lose(m, lossOverload)
 		return
 	}
-	go func() {
+	n.run(func() {
 		defer func() { <-n.slots }()
 		if n.carry(m, latency) {
 			arrive(dup)
 		}
-	}()
+	})
+}
+
+// run runs job on an idle worker goroutine, or on a new one when none is
+// idle. A message copy's goroutine ends up deep in a handler (HTTP, JSON,
+// a Raft proposal); a fresh goroutine would grow its stack, by copying,
+// for every message, whereas a worker keeps the stack it has grown. Each
+// job still has a goroutine to itself: a worker takes the next job only
+// after finishing the last, so no message waits behind another.
+func (n *Network) run(job func()) {
+	select {
+	case n.jobs <- job:
+	default:
+		go n.work(job)
+	}
+}
+
+// work runs job and then whatever job it is handed next, until the
+// network closes.
+func (n *Network) work(job func()) {
+	for {
+		job()
+		select {
+		case job = <-n.jobs:
+		case <-n.done:
+			return
+		}
+	}
 }
 
 // transmit sends a response in the calling goroutine and reports whether it arrived.

@@ -82,6 +82,7 @@ type Network struct {
 	start time.Time
 	done  chan struct{} // closed by Close
 	slots chan struct{} // one token per in-flight message copy
+	jobs  chan func()   // unbuffered: hands a message copy to an idle worker (delivery.go)
 
 	mu         sync.Mutex
 	closed     bool
@@ -117,6 +118,7 @@ func NewNetwork(opts Options) *Network {
 		start: time.Now(),
 		done:  make(chan struct{}),
 		slots: make(chan struct{}, opts.MaxInFlight),
+		jobs:  make(chan func()),
 		// The second PCG word is a fixed constant so one uint64 seeds everything.
 		rng:        rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
 		links:      make(map[link]Link),
@@ -131,8 +133,10 @@ func NewNetwork(opts Options) *Network {
 }
 
 // Close stops the network: messages in flight are discarded, held ones are
-// released and discarded, and pending calls fail with ErrClosed. Endpoints
-// are not closed; raft closes its Transport on Shutdown.
+// released and discarded, pending calls fail with ErrClosed, and the idle
+// delivery workers end (until Close they wait for messages, so a bubble
+// that never closes its Network deadlocks). Endpoints are not closed; raft
+// closes its Transport on Shutdown.
 func (n *Network) Close() {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -277,7 +277,7 @@ func (t *Transport) call(target raft.ServerAddress, c rpcCall) (rpcReply, error)
 	defer timer.Stop()
 	x := exchange{reply: make(chan rpcReply, 1), lost: make(chan lossReason, 1)}
 	to := string(target)
-	m := message{from: t.id, to: to, what: t.label(c.name) + " request", fromDone: t.done, lost: x.lost}
+	m := message{from: t.id, to: to, what: t.label(c.name), fromDone: t.done, lost: x.lost}
 	switch peer := t.net.transport(to, t.group); {
 	case !t.routed(to):
 		t.net.refuse(m, lossDisconnected)
@@ -334,7 +334,7 @@ func (t *Transport) serve(caller *Transport, c rpcCall, dup bool, x exchange) {
 
 // reply carries out back to caller over the network.
 func (t *Transport) reply(caller *Transport, c rpcCall, x exchange, out rpcReply) {
-	m := message{from: t.id, to: caller.id, what: t.label(c.name) + " response", fromDone: t.done, toDone: caller.done, lost: x.lost}
+	m := message{from: t.id, to: caller.id, what: t.label(c.name), response: true, fromDone: t.done, toDone: caller.done, lost: x.lost}
 	if t.net.transmit(m) {
 		select {
 		case x.reply <- out:

@@ -85,6 +85,10 @@ type options struct {
 	// stall is how long a run's virtual time may stand still (wall time)
 	// before the watchdog reports it stalled (watchdog.go); 0: never.
 	stall time.Duration
+	// cpuProfile and memProfile name pprof files for a native run
+	// (profile.go).
+	cpuProfile string
+	memProfile string
 }
 
 func main() {
@@ -113,6 +117,21 @@ func main() {
 		}
 		return
 	}
+	if !opts.guest {
+		tuneNativeRuntime()
+	}
+	stopProfiles, err := startProfiles(opts.cpuProfile, opts.memProfile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "locksim:", err)
+		os.Exit(2)
+	}
+	exit := func(code int) {
+		if err := stopProfiles(); err != nil {
+			fmt.Fprintln(os.Stderr, "locksim:", err)
+			code = max(code, exitCrash)
+		}
+		os.Exit(code)
+	}
 	// synctest bubbles need a *testing.T: run the sweep as the only test of
 	// a testing.Main, and leave with our own exit code.
 	os.Args = []string{os.Args[0], "-test.v=false"}
@@ -120,9 +139,9 @@ func main() {
 	testing.Main(func(_, _ string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "locksim", F: func(t *testing.T) {
 			if opts.bugTable > 0 {
-				os.Exit(bugTable(t, opts, os.Stdout, os.Stderr))
+				exit(bugTable(t, opts, os.Stdout, os.Stderr))
 			}
-			os.Exit(sweep(t, opts, os.Stdout))
+			exit(sweep(t, opts, os.Stdout))
 		}}}, nil, nil)
 }
 
@@ -151,6 +170,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.stall, "stall", time.Minute,
 		"report a run whose virtual time stands still this long (wall time) as stalled, save a goroutine dump and exit 128; 0 waits forever")
 	fs.BoolVar(&o.guest, "guest", false, "internal: this process is the wasm guest of -deterministic")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the native runs to `file` (go tool pprof)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile of the native runs to `file` (go tool pprof -sample_index=alloc_space)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -190,6 +211,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.jobs < 1 {
 		return o, fmt.Errorf("-jobs %d: want at least 1", o.jobs)
+	}
+	if (o.cpuProfile != "" || o.memProfile != "") && (o.deterministic || o.guest || o.check != "" || o.list || o.prepare) {
+		return o, fmt.Errorf("-cpuprofile and -memprofile profile native runs (-scenario, -all, -bug-table) only, not -deterministic, -check, -list or -prepare")
 	}
 	return o, nil
 }
