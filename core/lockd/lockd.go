@@ -84,6 +84,11 @@ type Options struct {
 	// otherwise is off.
 	Tracer *tracing.Tracer
 	Trace  otlp.Options
+
+	// BeforeLogSync, when set, runs before every sync of every group's
+	// WAL: the seam test builds inject disk faults through
+	// (faultctl.Disk). Nil in production.
+	BeforeLogSync func() error
 }
 
 // Member is a running lockstep process member.
@@ -163,7 +168,7 @@ func Start(opts Options) (_ *Member, err error) {
 	var host atomic.Pointer[shard.Host]
 	env := func(g uint64) (shard.Env, error) {
 		dir := filepath.Join(opts.DataDir, groupDir(g))
-		stores, err := OpenDiskStores(dir, opts.LogStore, opts.RaftLogs)
+		stores, err := OpenDiskStores(dir, opts.LogStore, opts.RaftLogs, opts.BeforeLogSync)
 		if err != nil {
 			return shard.Env{}, err
 		}

@@ -31,20 +31,24 @@ const (
 
 // OpenDiskStores opens the durable stores in dir with the chosen log store
 // and a file snapshot store keeping two snapshots. Both log stores fsync
-// every write batch before Raft acknowledges it.
-func OpenDiskStores(dir string, kind LogStoreKind, logs io.Writer) (node.Stores, error) {
+// every write batch before Raft acknowledges it. beforeSync, when set, is
+// the WAL's fault seam (wal.Options.BeforeSync; test builds only).
+func OpenDiskStores(dir string, kind LogStoreKind, logs io.Writer, beforeSync func() error) (node.Stores, error) {
 	switch kind {
 	case LogStoreBolt:
+		if beforeSync != nil {
+			return node.Stores{}, fmt.Errorf("%w: disk faults need the wal log store", node.ErrConfig)
+		}
 		return openBoltStores(dir, logs)
 	case LogStoreWAL, "":
-		return openWALStores(dir, logs)
+		return openWALStores(dir, logs, beforeSync)
 	default:
 		return node.Stores{}, fmt.Errorf("%w: unknown log store %q (want wal or bolt)", node.ErrConfig, kind)
 	}
 }
 
-func openWALStores(dir string, logs io.Writer) (node.Stores, error) {
-	st, err := wal.Open(filepath.Join(dir, "wal"), wal.Options{})
+func openWALStores(dir string, logs io.Writer, beforeSync func() error) (node.Stores, error) {
+	st, err := wal.Open(filepath.Join(dir, "wal"), wal.Options{BeforeSync: beforeSync})
 	if err != nil {
 		return node.Stores{}, fmt.Errorf("open raft log: %w", err)
 	}
