@@ -15,7 +15,7 @@
 // lockd is built once per invocation with -tags lockstep_faults (plus
 // lockstep_bugs for -bug). Exit codes: 0 every run as expected, 127 the
 // harness crashed, 128 only liveness failed, 129 a correctness check
-// failed, 130 a check could not finish; a skipped scenario counts as 0.
+// failed, 130 a check could not finish.
 package main
 
 import (
@@ -49,7 +49,6 @@ type options struct {
 	bug            node.Bug
 	results        string
 	persist        bool
-	partial        bool
 	lockdArgs      string
 	durationMs     int64
 	failover       int
@@ -71,14 +70,13 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("realnet", flag.ContinueOnError)
 	fs.StringVar(&o.scenario, "scenario", "", "scenario name (see -list)")
-	fs.BoolVar(&o.all, "all", false, "run every scenario that can run on real processes")
-	fs.BoolVar(&o.list, "list", false, "list scenarios, and why any cannot run here")
+	fs.BoolVar(&o.all, "all", false, "run every scenario")
+	fs.BoolVar(&o.list, "list", false, "list scenarios")
 	seed := fs.Int64("seed", 1, "one seed")
 	seeds := fs.String("seeds", "", "seed range a..b")
 	bug := fs.String("bug", "", "server bug mode (lockd is built with lockstep_bugs)")
 	fs.StringVar(&o.results, "results", realnet.DefaultResultsDir, "reports go to `dir`/<scenario>/<seed>[-<bug>]/")
 	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
-	fs.BoolVar(&o.partial, "partial", false, "run scenarios whose disk nemeses cannot act here, without those faults")
 	crash := fs.String("crash", "process", "what a crash is: process (kill -9, the host refuses connections) or host (kill -9 and the host drops off the network, as in the simulator)")
 	fs.StringVar(&o.lockdArgs, "lockd-args", "", "extra flags for every lockd, space separated")
 	fs.Int64Var(&o.durationMs, "duration-ms", 0, "override the scenarios' duration (0: the scenario's)")
@@ -120,11 +118,7 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	}
 	if o.list {
 		for _, s := range all {
-			skip := realnet.Skip(s, false)
-			if skip != "" {
-				skip = "  [skipped on real processes: " + skip + "]"
-			}
-			fmt.Fprintf(w, "%-18s %s%s\n", s.Name, s.Description, skip)
+			fmt.Fprintf(w, "%-18s %s\n", s.Name, s.Description)
 		}
 		return exitOK
 	}
@@ -145,11 +139,6 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	code, runs, bad := exitOK, 0, 0
 	for _, s := range all {
 		if !o.all && s.Name != o.scenario {
-			continue
-		}
-		if why := realnet.Skip(s, o.partial); why != "" {
-			fmt.Fprintf(w, "SKIPPED scenario=%s: %s (give -partial to run it without those faults)\n\n", s.Name, why)
-			runs++
 			continue
 		}
 		if o.durationMs > 0 {
@@ -174,7 +163,7 @@ func run(ctx context.Context, o options, w io.Writer) int {
 func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bin string, w io.Writer) int {
 	wall := time.Now()
 	out, err := realnet.Run(ctx, s, realnet.Options{
-		Seed: seed, Bug: o.bug, Bin: bin, ResultsDir: o.results, Persist: o.persist, Partial: o.partial,
+		Seed: seed, Bug: o.bug, Bin: bin, ResultsDir: o.results, Persist: o.persist,
 		LockdArgs: strings.Fields(o.lockdArgs), HostCrash: o.hostCrash,
 	})
 	replay := fmt.Sprintf("go run ./cmd/realnet -scenario %s -seed %d", s.Name, seed)

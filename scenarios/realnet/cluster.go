@@ -41,8 +41,9 @@ type Cluster struct {
 	api     *http.Client
 
 	mu sync.Mutex
-	// unsupported counts fault calls real processes cannot honour.
-	unsupported map[string]int
+	// failedSyncs counts, per member, the log syncs its failing disks
+	// failed (read when each was healed; disk.go).
+	failedSyncs map[string]int64
 }
 
 var (
@@ -87,6 +88,9 @@ type member struct {
 	dataDir, trace, log string
 	proc                *process
 	paused, wiped       bool
+	// disk is the log disk fault the nemesis set on this slot; it
+	// outlives a restart, as the simulator's failpoint does (disk.go).
+	disk faultctl.DiskChange
 }
 
 // spreadInterval is the simulator's: leaders spread again between a
@@ -106,7 +110,7 @@ func freePort() (string, error) {
 // NewCluster lays out the members and their proxies and starts every
 // process with --bootstrap (and the gateway, if asked).
 func NewCluster(opts ClusterOptions) (*Cluster, error) {
-	c := &Cluster{opts: opts, byID: map[string]*member{}, unsupported: map[string]int{},
+	c := &Cluster{opts: opts, byID: map[string]*member{}, failedSyncs: map[string]int64{},
 		api: &http.Client{Timeout: time.Second}}
 	targets := map[string]string{}
 	for i := range opts.Nodes {
@@ -216,8 +220,12 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	}
 	c.mu.Lock()
 	m.proc, m.paused = p, false
+	disk := m.disk
 	c.mu.Unlock()
 	m.hostDown(false)
+	if disk != (faultctl.DiskChange{}) {
+		go c.reapplyDisk(m, p, disk)
+	}
 	return nil
 }
 
@@ -396,19 +404,6 @@ func (c *Cluster) clock(id string, ch faultctl.ClockChange) {
 	_ = resp.Body.Close()
 }
 
-// SetDiskFault implements nemesis.Cluster. The log-store failpoints exist
-// only in the simulator (production lockd links no failpoint), so real
-// processes cannot honour it: the call is counted, and the runner skips
-// scenarios that need it unless told to run them without.
-func (c *Cluster) SetDiskFault(id string, delay time.Duration, fail bool) {
-	if delay == 0 && !fail {
-		return
-	}
-	c.mu.Lock()
-	c.unsupported["SetDiskFault"]++
-	c.mu.Unlock()
-}
-
 // PauseClient implements nemesis.Cluster.
 func (c *Cluster) PauseClient(client int, d time.Duration) { c.harness.PauseClient(client, d) }
 
@@ -447,6 +442,7 @@ func (c *Cluster) clearFaults() {
 	c.Cut(nil)
 	for _, id := range c.order {
 		c.Resume(id)
+		c.SetDiskFault(id, 0, false)
 		c.SetClockOffset(id, 0)
 		c.SetClockRate(id, 1)
 		if err := c.Restart(id); err != nil {

@@ -12,10 +12,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,9 +40,6 @@ type Options struct {
 	Bin        string
 	ResultsDir string
 	Persist    bool
-	// Partial runs a scenario even when some of its nemeses cannot act on
-	// real processes (they then do nothing); otherwise it is skipped.
-	Partial bool
 	// LockdArgs are added to every member's command line (Raft timeouts,
 	// and --shards once the node is sharded).
 	LockdArgs []string
@@ -52,30 +49,6 @@ type Options struct {
 	// Work keeps the members' data dirs, traces and logs here; "" uses a
 	// temp dir removed after the run.
 	Work string
-}
-
-// Unsupported lists the nemeses real processes cannot perform, and why.
-var Unsupported = map[string]string{
-	"slowDiskLeader":   "log-store failpoints exist only in the simulator (lockd links no failpoint)",
-	"failDiskFollower": "log-store failpoints exist only in the simulator (lockd links no failpoint)",
-}
-
-// Skip says why s cannot run on real processes, or "".
-func Skip(s scenarios.Scenario, partial bool) string {
-	if partial {
-		return ""
-	}
-	var why []string
-	names := slices.Clone(s.Nemeses)
-	for _, st := range s.Schedule {
-		names = append(names, st.Nemesis)
-	}
-	for _, n := range names {
-		if r, ok := Unsupported[n]; ok && !slices.Contains(why, n+": "+r) {
-			why = append(why, n+": "+r)
-		}
-	}
-	return strings.Join(why, "; ")
 }
 
 // snapshotArgs give members the scenario's snapshot cadence, as the
@@ -180,9 +153,6 @@ func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Ou
 	}
 	hist := h.History(opts.Seed, s.Name)
 	hist.Notes = map[string]string{"bug": string(opts.Bug), "world": "realnet"}
-	if n := c.unsupported["SetDiskFault"]; n > 0 {
-		hist.Notes["unsupported"] = fmt.Sprintf("%d disk faults not performed", n)
-	}
 	out.Compared = hist.Replicas.Compared
 	out.Checks = s.CheckOptions()
 	out.Result = checker.Check(ctx, hist, out.Checks)
@@ -297,7 +267,10 @@ func (c *Cluster) describe() map[string]any {
 		m := c.byID[id]
 		members[id] = map[string]any{"raft": m.raftAddr, "http": m.httpAddr, "api": m.apiAddr(), "args": c.args(m, true)}
 	}
-	d := map[string]any{"members": members, "unsupported_calls": c.unsupported, "link_delay": c.opts.Delay.String()}
+	c.mu.Lock()
+	failed := maps.Clone(c.failedSyncs)
+	c.mu.Unlock()
+	d := map[string]any{"members": members, "failed_log_syncs": failed, "link_delay": c.opts.Delay.String()}
 	if c.gw != nil {
 		d["gateway"] = map[string]any{"http": c.gw.httpAddr, "home": c.gw.home, "args": c.gatewayArgs(),
 			"conns_by_member": c.gatewayConns()}
