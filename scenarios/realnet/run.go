@@ -145,10 +145,13 @@ func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Ou
 		return nil, err
 	}
 	out.Virtual = time.Since(start) // wall time here
+	// The run ends here, as a simulation does: what the members write
+	// while they are stopped is no part of it. (Recording the stop as a
+	// fault instead would move the checker's stability point past the
+	// end, and leave no time in which liveness is judged.)
 	stopping := time.Now()
 	c.Shutdown()
-	h.Fault("shutdown", "all", stopping, time.Now())
-	if err := feedTraces(c, h); err != nil {
+	if err := feedTraces(c, h, stopping); err != nil {
 		return nil, err
 	}
 	hist := h.History(opts.Seed, s.Name)
@@ -191,10 +194,10 @@ func drive(ctx context.Context, s scenarios.Scenario, c *Cluster, h *scenarios.H
 	return nil
 }
 
-// feedTraces reads every member's trace file and feeds the records to the
-// recorder in wall-time order (one machine, one clock), each node's own
-// order kept.
-func feedTraces(c *Cluster, h *scenarios.Harness) error {
+// feedTraces reads every member's trace file and feeds the records
+// written before end to the recorder in wall-time order (one machine, one
+// clock), each node's own order kept.
+func feedTraces(c *Cluster, h *scenarios.Harness, end time.Time) error {
 	var all []faultctl.Record
 	for _, id := range c.order {
 		f, err := os.Open(c.byID[id].trace)
@@ -209,7 +212,11 @@ func feedTraces(c *Cluster, h *scenarios.Harness) error {
 		if err != nil {
 			return fmt.Errorf("trace of %s: %w", id, err)
 		}
-		all = append(all, recs...)
+		for _, r := range recs {
+			if r.At < end.UnixNano() {
+				all = append(all, r)
+			}
+		}
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].At < all[j].At })
 	for _, r := range all {
@@ -265,7 +272,8 @@ func (c *Cluster) describe() map[string]any {
 	members := map[string]any{}
 	for _, id := range c.order {
 		m := c.byID[id]
-		members[id] = map[string]any{"raft": m.raftAddr, "http": m.httpAddr, "api": m.apiAddr(), "args": c.args(m, true)}
+		members[id] = map[string]any{"raft": m.raftAddr, "http": m.httpAddr, "api": m.apiAddr(), "args": c.args(m, true),
+			"requests_lost_in_crashes": m.heldRequests()}
 	}
 	c.mu.Lock()
 	failed := maps.Clone(c.failedSyncs)
