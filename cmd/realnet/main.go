@@ -54,7 +54,7 @@ type options struct {
 	failover       int
 	out            string
 	tuned          string
-	hostCrash      bool
+	crash          string
 }
 
 func main() {
@@ -77,7 +77,7 @@ func parseFlags(args []string) (options, error) {
 	bug := fs.String("bug", "", "server bug mode (lockd is built with lockstep_bugs)")
 	fs.StringVar(&o.results, "results", realnet.DefaultResultsDir, "reports go to `dir`/<scenario>/<seed>[-<bug>]/")
 	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
-	crash := fs.String("crash", "process", "what a crash is: process (kill -9, the host refuses connections) or host (kill -9 and the host drops off the network, as in the simulator)")
+	crash := fs.String("crash", "auto", "what a crash is: process (kill -9, the host refuses connections), host (kill -9 and the host drops off the network, as in the simulator), or auto (host for scenarios about callers left waiting on a dead member, else process)")
 	fs.StringVar(&o.lockdArgs, "lockd-args", "", "extra flags for every lockd, space separated")
 	fs.Int64Var(&o.durationMs, "duration-ms", 0, "override the scenarios' duration (0: the scenario's)")
 	fs.IntVar(&o.failover, "failover", 0, "measure failover over N leader kills (and N partition heals) instead")
@@ -88,11 +88,10 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.bug = node.Bug(*bug)
 	switch *crash {
-	case "process":
-	case "host":
-		o.hostCrash = true
+	case "process", "host", "auto":
+		o.crash = *crash
 	default:
-		return o, fmt.Errorf("-crash %q: want process or host", *crash)
+		return o, fmt.Errorf("-crash %q: want process, host or auto", *crash)
 	}
 	o.seedLo, o.seedHi = *seed, *seed
 	if *seeds != "" {
@@ -162,16 +161,20 @@ func run(ctx context.Context, o options, w io.Writer) int {
 
 func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bin string, w io.Writer) int {
 	wall := time.Now()
+	hostCrash := o.crash == "host" || (o.crash == "auto" && realnet.NeedsHostCrash(s))
 	out, err := realnet.Run(ctx, s, realnet.Options{
 		Seed: seed, Bug: o.bug, Bin: bin, ResultsDir: o.results, Persist: o.persist,
-		LockdArgs: strings.Fields(o.lockdArgs), HostCrash: o.hostCrash,
+		LockdArgs: strings.Fields(o.lockdArgs), HostCrash: hostCrash,
 	})
 	replay := fmt.Sprintf("go run ./cmd/realnet -scenario %s -seed %d", s.Name, seed)
 	if o.bug != "" {
 		replay += " -bug " + string(o.bug)
 	}
-	if o.hostCrash {
-		replay += " -crash host"
+	if o.crash != "auto" {
+		replay += " -crash " + o.crash
+	}
+	if o.lockdArgs != "" {
+		replay += fmt.Sprintf(" -lockd-args '%s'", o.lockdArgs)
 	}
 	if err != nil || out == nil {
 		fmt.Fprintf(w, "SEED=%d scenario=%s CRASH: %v\nreplay: %s\n\n", seed, s.Name, err, replay)

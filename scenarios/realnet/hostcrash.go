@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/lockstep/lockstep/scenarios"
 )
 
 // Host crashes. kill -9 of a process leaves its host up: the kernel
@@ -28,6 +30,13 @@ import (
 // an answer until its caller gives up; requests sent after the restart
 // reach the new process. The caller's connection to the front is never
 // reset by a crash.
+
+// NeedsHostCrash reports whether scenario s does what it says only with
+// host crashes: a workload whose acquires get one attempt (acquire_once)
+// is about callers left waiting on a member that died, and kill -9 on a
+// live host leaves none (the reset sends the client library to another
+// member at once, with its request id, to take its grant there).
+func NeedsHostCrash(s scenarios.Scenario) bool { return s.Workload.AcquireOnce }
 
 // front is a member's API front: an HTTP reverse proxy to the member.
 type front struct {

@@ -150,10 +150,15 @@ func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Ou
 	// fault instead would move the checker's stability point past the
 	// end, and leave no time in which liveness is judged.)
 	stopping := time.Now()
+	// Counted before the stop, which makes members stand for election.
+	if churn, ok := c.churnParam(c.opts.Args); ok {
+		out.Params = append(out.Params, scenarios.Param{Name: "raft_churn", Value: churn})
+	}
 	c.Shutdown()
 	if err := feedTraces(c, h, stopping); err != nil {
 		return nil, err
 	}
+
 	hist := h.History(opts.Seed, s.Name)
 	hist.Notes = map[string]string{"bug": string(opts.Bug), "world": "realnet"}
 	out.Compared = hist.Replicas.Compared
