@@ -55,6 +55,7 @@ type options struct {
 	out            string
 	tuned          string
 	crash          string
+	netns          bool
 }
 
 func main() {
@@ -78,6 +79,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.results, "results", realnet.DefaultResultsDir, "reports go to `dir`/<scenario>/<seed>[-<bug>]/")
 	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
 	crash := fs.String("crash", "auto", "what a crash is: process (kill -9, the host refuses connections), host (kill -9 and the host drops off the network, as in the simulator), or auto (host for scenarios about callers left waiting on a dead member, else process)")
+	network := fs.String("net", "proxy", "how partitions are made: proxy (a userspace TCP proxy per member link) or netns (a network namespace per member, packets dropped with nftables; needs root, ip and nft)")
 	fs.StringVar(&o.lockdArgs, "lockd-args", "", "extra flags for every lockd, space separated")
 	fs.Int64Var(&o.durationMs, "duration-ms", 0, "override the scenarios' duration (0: the scenario's)")
 	fs.IntVar(&o.failover, "failover", 0, "measure failover over N leader kills (and N partition heals) instead")
@@ -92,6 +94,13 @@ func parseFlags(args []string) (options, error) {
 		o.crash = *crash
 	default:
 		return o, fmt.Errorf("-crash %q: want process, host or auto", *crash)
+	}
+	switch *network {
+	case "proxy":
+	case "netns":
+		o.netns = true
+	default:
+		return o, fmt.Errorf("-net %q: want proxy or netns", *network)
 	}
 	o.seedLo, o.seedHi = *seed, *seed
 	if *seeds != "" {
@@ -135,9 +144,20 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	if o.failover > 0 {
 		return failover(ctx, o, bin, w)
 	}
+	if o.netns {
+		if err := realnet.NetnsSupport(); err != nil {
+			fmt.Fprintf(w, "SKIPPED: -net netns: %v\n", err)
+			return exitOK
+		}
+	}
 	code, runs, bad := exitOK, 0, 0
 	for _, s := range all {
 		if !o.all && s.Name != o.scenario {
+			continue
+		}
+		if o.netns && s.Gateway {
+			fmt.Fprintf(w, "SKIPPED scenario=%s: -net netns does not run the gateway (its links are proxies)\n\n", s.Name)
+			runs++
 			continue
 		}
 		if o.durationMs > 0 {
@@ -164,7 +184,7 @@ func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bi
 	hostCrash := o.crash == "host" || (o.crash == "auto" && realnet.NeedsHostCrash(s))
 	out, err := realnet.Run(ctx, s, realnet.Options{
 		Seed: seed, Bug: o.bug, Bin: bin, ResultsDir: o.results, Persist: o.persist,
-		LockdArgs: strings.Fields(o.lockdArgs), HostCrash: hostCrash,
+		LockdArgs: strings.Fields(o.lockdArgs), HostCrash: hostCrash, Netns: o.netns,
 	})
 	replay := fmt.Sprintf("go run ./cmd/realnet -scenario %s -seed %d", s.Name, seed)
 	if o.bug != "" {
@@ -172,6 +192,9 @@ func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bi
 	}
 	if o.crash != "auto" {
 		replay += " -crash " + o.crash
+	}
+	if o.netns {
+		replay += " -net netns"
 	}
 	if o.lockdArgs != "" {
 		replay += fmt.Sprintf(" -lockd-args '%s'", o.lockdArgs)

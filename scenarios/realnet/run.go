@@ -46,6 +46,9 @@ type Options struct {
 	// HostCrash makes a crash take the member's host off the network
 	// (as the simulator's crash does) instead of a kill -9 on a live host.
 	HostCrash bool
+	// Netns makes partitions at packet level, each member in a network
+	// namespace of its own (netns.go).
+	Netns bool
 	// Work keeps the members' data dirs, traces and logs here; "" uses a
 	// temp dir removed after the run.
 	Work string
@@ -73,7 +76,7 @@ func snapshotArgs(s scenarios.Scenario) []string {
 // proxies delay every member link by the network's latency; jitter, loss
 // and duplication are not made here).
 func clusterOptions(s scenarios.Scenario, opts Options, work string, rs scenarios.RunSeeds) ClusterOptions {
-	co := ClusterOptions{Bin: opts.Bin, Dir: work, Nodes: s.Nodes, Gateway: s.Gateway, HostCrash: opts.HostCrash,
+	co := ClusterOptions{Bin: opts.Bin, Dir: work, Nodes: s.Nodes, Gateway: s.Gateway, HostCrash: opts.HostCrash, Netns: opts.Netns,
 		Delay: time.Duration(s.Network.LatencyMs * float64(time.Millisecond)),
 		Bug:   string(opts.Bug), Args: append(snapshotArgs(s), opts.LockdArgs...)}
 	if s.Groups > 1 {
@@ -101,6 +104,9 @@ func (c *Cluster) world() string {
 	}
 	if c.opts.HostCrash {
 		w += ", crashes take the host off the network"
+	}
+	if c.net != nil {
+		return w + ", a network namespace each on a bridge, partitions dropping packets (nftables), no added latency"
 	}
 	return w + fmt.Sprintf(", TCP proxies on loopback delaying %s", c.opts.Delay)
 }
