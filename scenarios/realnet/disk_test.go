@@ -1,3 +1,5 @@
+//go:build !lockstep_bugs
+
 package realnet
 
 import (
@@ -12,7 +14,8 @@ import (
 // log breaks and it is restarted when the disk heals), and the run still
 // reaches the simulator's verdict (success). Method: ShortDisk with a
 // fixed seed; both faults must have a window, and the failing disk must
-// have failed at least one real sync.
+// have failed at least one real sync. Untagged only: the lockstep_bugs
+// pass of make test runs this package again for its bug modes.
 func TestShortDiskScenario(t *testing.T) {
 	out := runPinned(t, ShortDisk, BuildTags(false), Options{Seed: 1})
 	requirePerformed(t, out, "slowDiskLeader", "failDiskFollower")

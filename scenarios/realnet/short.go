@@ -44,7 +44,7 @@ func pinned(base, name, description string) (scenarios.Scenario, error) {
 }
 
 // ShortDisk is the CI scenario of disk faults: leaderCrash's workload on
-// 3 members for 14 s under a pinned schedule of a slow log disk on the
+// 3 members for 11 s under a pinned schedule of a slow log disk on the
 // leader and then a failing one on a follower (whose WAL breaks, so it is
 // restarted when the disk is healed).
 func ShortDisk() (scenarios.Scenario, error) {
@@ -53,9 +53,10 @@ func ShortDisk() (scenarios.Scenario, error) {
 	if err != nil {
 		return s, err
 	}
+	s.DurationMs = 11_000
 	s.Schedule = nemesis.Schedule{
 		{At: 2 * time.Second, Nemesis: "slowDiskLeader", Duration: 3 * time.Second},
-		{At: 7 * time.Second, Nemesis: "failDiskFollower", Duration: 3 * time.Second},
+		{At: 6 * time.Second, Nemesis: "failDiskFollower", Duration: 2500 * time.Millisecond},
 	}
 	return s, s.Validate()
 }
