@@ -6,7 +6,9 @@
 //	realnet -scenario networkPartition -seed 1
 //	realnet -all -seeds 1..2
 //	realnet -scenario networkPartition -seeds 1..3 -bug follower-grant
-//	realnet -scenario orphanWaiters -seed 1 -crash host
+//	realnet -scenario networkPartition -seed 1 -crash host
+//	realnet -scenario networkPartition -seed 1 -net netns
+//	realnet -all -seeds 1..3 -lockd-args '--raft-log --heartbeat-timeout 150ms'
 //	realnet -failover 20 -out results/realnet/failover.md
 //
 // It is its own command rather than a locksim mode: locksim runs inside a
