@@ -113,13 +113,12 @@ mutate:
 	$(GO) run ./cmd/mutate -gremlins "$(GREMLINS)" -seeds 1..$(MUTATE_SEEDS) $(MUTATE_FLAGS)
 
 # Every scenario that can run on real lockd processes over real TCP (proxy
-# mesh, kill -9, SIGSTOP, test clock; lockd built with lockstep_faults),
-# same checker and exit codes as make sim. Scenarios needing disk
-# failpoints run without those faults (-partial; REALNET_FLAGS= skips them);
-# sharded scenarios run lockd --shards N, gateway ones a lockd gateway.
+# mesh, kill -9, SIGSTOP, test clock, slow/failing WAL syncs; lockd built
+# with lockstep_faults), same checker and exit codes as make sim. Sharded
+# scenarios run lockd --shards N, gateway ones a lockd gateway.
 # About 20-60 s per run on 2 cores.
 REALNET_SEEDS ?= 1
-REALNET_FLAGS ?= -partial
+REALNET_FLAGS ?=
 realnet:
 	$(GO) run ./cmd/realnet -all -seeds 1..$(REALNET_SEEDS) $(REALNET_FLAGS)
 

@@ -19,10 +19,11 @@ import (
 )
 
 // applyFaults installs the test-only fault surface on the member: the
-// controllable clock (served on its own listener), the trace file and the
-// bug mode. They live as long as the process: a test kills it.
+// controllable clock and log disk (served on their own listener), the
+// trace file and the bug mode. They live as long as the process: a test kills it.
 func applyFaults(a *faultArgs, opts *lockd.Options) error {
-	clock := faultctl.NewClock()
+	clock, disk := faultctl.NewClock(), &faultctl.Disk{}
+	opts.BeforeLogSync = disk.BeforeSync
 	var trace *faultctl.TraceWriter
 	if a.trace != "" {
 		w, err := faultctl.OpenTrace(a.trace, opts.ID)
@@ -36,7 +37,7 @@ func applyFaults(a *faultArgs, opts *lockd.Options) error {
 		if err != nil {
 			return fmt.Errorf("fault control listen: %w", err)
 		}
-		srv := &http.Server{Handler: faultctl.Handler(clock), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: faultctl.Handler(clock, disk), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				slog.Error("fault control stopped", "err", err)

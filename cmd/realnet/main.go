@@ -6,7 +6,9 @@
 //	realnet -scenario networkPartition -seed 1
 //	realnet -all -seeds 1..2
 //	realnet -scenario networkPartition -seeds 1..3 -bug follower-grant
-//	realnet -scenario orphanWaiters -seed 1 -crash host
+//	realnet -scenario networkPartition -seed 1 -crash host
+//	realnet -scenario networkPartition -seed 1 -net netns
+//	realnet -all -seeds 1..3 -lockd-args '--raft-log --heartbeat-timeout 150ms'
 //	realnet -failover 20 -out results/realnet/failover.md
 //
 // It is its own command rather than a locksim mode: locksim runs inside a
@@ -15,7 +17,7 @@
 // lockd is built once per invocation with -tags lockstep_faults (plus
 // lockstep_bugs for -bug). Exit codes: 0 every run as expected, 127 the
 // harness crashed, 128 only liveness failed, 129 a correctness check
-// failed, 130 a check could not finish; a skipped scenario counts as 0.
+// failed, 130 a check could not finish.
 package main
 
 import (
@@ -49,13 +51,13 @@ type options struct {
 	bug            node.Bug
 	results        string
 	persist        bool
-	partial        bool
 	lockdArgs      string
 	durationMs     int64
 	failover       int
 	out            string
 	tuned          string
-	hostCrash      bool
+	crash          string
+	netns          bool
 }
 
 func main() {
@@ -71,15 +73,15 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("realnet", flag.ContinueOnError)
 	fs.StringVar(&o.scenario, "scenario", "", "scenario name (see -list)")
-	fs.BoolVar(&o.all, "all", false, "run every scenario that can run on real processes")
-	fs.BoolVar(&o.list, "list", false, "list scenarios, and why any cannot run here")
+	fs.BoolVar(&o.all, "all", false, "run every scenario")
+	fs.BoolVar(&o.list, "list", false, "list scenarios")
 	seed := fs.Int64("seed", 1, "one seed")
 	seeds := fs.String("seeds", "", "seed range a..b")
 	bug := fs.String("bug", "", "server bug mode (lockd is built with lockstep_bugs)")
 	fs.StringVar(&o.results, "results", realnet.DefaultResultsDir, "reports go to `dir`/<scenario>/<seed>[-<bug>]/")
 	fs.BoolVar(&o.persist, "persist", false, "write the report of every run, not only failures")
-	fs.BoolVar(&o.partial, "partial", false, "run scenarios whose disk nemeses cannot act here, without those faults")
-	crash := fs.String("crash", "process", "what a crash is: process (kill -9, the host refuses connections) or host (kill -9 and the host drops off the network, as in the simulator)")
+	crash := fs.String("crash", "auto", "what a crash is: process (kill -9, the host refuses connections), host (kill -9 and the host drops off the network, as in the simulator), or auto (host for scenarios about callers left waiting on a dead member, else process)")
+	network := fs.String("net", "proxy", "how partitions are made: proxy (a userspace TCP proxy per member link) or netns (a network namespace per member, packets dropped with nftables; needs root, ip and nft)")
 	fs.StringVar(&o.lockdArgs, "lockd-args", "", "extra flags for every lockd, space separated")
 	fs.Int64Var(&o.durationMs, "duration-ms", 0, "override the scenarios' duration (0: the scenario's)")
 	fs.IntVar(&o.failover, "failover", 0, "measure failover over N leader kills (and N partition heals) instead")
@@ -90,11 +92,17 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.bug = node.Bug(*bug)
 	switch *crash {
-	case "process":
-	case "host":
-		o.hostCrash = true
+	case "process", "host", "auto":
+		o.crash = *crash
 	default:
-		return o, fmt.Errorf("-crash %q: want process or host", *crash)
+		return o, fmt.Errorf("-crash %q: want process, host or auto", *crash)
+	}
+	switch *network {
+	case "proxy":
+	case "netns":
+		o.netns = true
+	default:
+		return o, fmt.Errorf("-net %q: want proxy or netns", *network)
 	}
 	o.seedLo, o.seedHi = *seed, *seed
 	if *seeds != "" {
@@ -120,11 +128,7 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	}
 	if o.list {
 		for _, s := range all {
-			skip := realnet.Skip(s, false)
-			if skip != "" {
-				skip = "  [skipped on real processes: " + skip + "]"
-			}
-			fmt.Fprintf(w, "%-18s %s%s\n", s.Name, s.Description, skip)
+			fmt.Fprintf(w, "%-18s %s\n", s.Name, s.Description)
 		}
 		return exitOK
 	}
@@ -142,13 +146,19 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	if o.failover > 0 {
 		return failover(ctx, o, bin, w)
 	}
+	if o.netns {
+		if err := realnet.NetnsSupport(); err != nil {
+			fmt.Fprintf(w, "SKIPPED: -net netns: %v\n", err)
+			return exitOK
+		}
+	}
 	code, runs, bad := exitOK, 0, 0
 	for _, s := range all {
 		if !o.all && s.Name != o.scenario {
 			continue
 		}
-		if why := realnet.Skip(s, o.partial); why != "" {
-			fmt.Fprintf(w, "SKIPPED scenario=%s: %s (give -partial to run it without those faults)\n\n", s.Name, why)
+		if o.netns && s.Gateway {
+			fmt.Fprintf(w, "SKIPPED scenario=%s: -net netns does not run the gateway (its links are proxies)\n\n", s.Name)
 			runs++
 			continue
 		}
@@ -173,16 +183,23 @@ func run(ctx context.Context, o options, w io.Writer) int {
 
 func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bin string, w io.Writer) int {
 	wall := time.Now()
+	hostCrash := o.crash == "host" || (o.crash == "auto" && realnet.NeedsHostCrash(s))
 	out, err := realnet.Run(ctx, s, realnet.Options{
-		Seed: seed, Bug: o.bug, Bin: bin, ResultsDir: o.results, Persist: o.persist, Partial: o.partial,
-		LockdArgs: strings.Fields(o.lockdArgs), HostCrash: o.hostCrash,
+		Seed: seed, Bug: o.bug, Bin: bin, ResultsDir: o.results, Persist: o.persist,
+		LockdArgs: strings.Fields(o.lockdArgs), HostCrash: hostCrash, Netns: o.netns,
 	})
 	replay := fmt.Sprintf("go run ./cmd/realnet -scenario %s -seed %d", s.Name, seed)
 	if o.bug != "" {
 		replay += " -bug " + string(o.bug)
 	}
-	if o.hostCrash {
-		replay += " -crash host"
+	if o.crash != "auto" {
+		replay += " -crash " + o.crash
+	}
+	if o.netns {
+		replay += " -net netns"
+	}
+	if o.lockdArgs != "" {
+		replay += fmt.Sprintf(" -lockd-args '%s'", o.lockdArgs)
 	}
 	if err != nil || out == nil {
 		fmt.Fprintf(w, "SEED=%d scenario=%s CRASH: %v\nreplay: %s\n\n", seed, s.Name, err, replay)

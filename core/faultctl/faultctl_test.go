@@ -17,7 +17,7 @@ import (
 // and a bad request changes nothing. Method: drive the HTTP handler.
 func TestClockControl(t *testing.T) {
 	c := NewClock()
-	h := Handler(c)
+	h := Handler(c, &Disk{})
 	post := func(body string) int {
 		rr := httptest.NewRecorder()
 		h.ServeHTTP(rr, httptest.NewRequest(http.MethodPost, ControlPath, strings.NewReader(body)))

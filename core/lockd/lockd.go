@@ -89,6 +89,11 @@ type Options struct {
 	// otherwise is off.
 	Tracer *tracing.Tracer
 	Trace  otlp.Options
+
+	// BeforeLogSync, when set, runs before every sync of every group's
+	// WAL: the seam test builds inject disk faults through
+	// (faultctl.Disk). Nil in production.
+	BeforeLogSync func() error
 }
 
 // Member is a running lockstep process member.
@@ -167,7 +172,7 @@ func Start(opts Options) (_ *Member, err error) {
 		_ = members.Close()
 		return nil, err
 	}
-	sharedWAL, err := openSharedWAL(opts.DataDir, opts.WALMode, opts.LogStore)
+	sharedWAL, err := openSharedWAL(opts.DataDir, opts.WALMode, opts.LogStore, opts.BeforeLogSync)
 	if err != nil {
 		_ = front.stop(context.Background())
 		_ = ln.Close()
@@ -181,7 +186,7 @@ func Start(opts Options) (_ *Member, err error) {
 		if sharedWAL != nil {
 			stores, err = openSharedStores(sharedWAL, g, dir, opts.RaftLogs)
 		} else {
-			stores, err = OpenDiskStores(dir, opts.LogStore, opts.RaftLogs)
+			stores, err = OpenDiskStores(dir, opts.LogStore, opts.RaftLogs, opts.BeforeLogSync)
 		}
 		if err != nil {
 			return shard.Env{}, err

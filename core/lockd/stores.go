@@ -31,20 +31,24 @@ const (
 
 // OpenDiskStores opens the durable stores in dir with the chosen log store
 // and a file snapshot store keeping two snapshots. Both log stores fsync
-// every write batch before Raft acknowledges it.
-func OpenDiskStores(dir string, kind LogStoreKind, logs io.Writer) (node.Stores, error) {
+// every write batch before Raft acknowledges it. beforeSync, when set, is
+// the WAL's fault seam (wal.Options.BeforeSync; test builds only).
+func OpenDiskStores(dir string, kind LogStoreKind, logs io.Writer, beforeSync func() error) (node.Stores, error) {
 	switch kind {
 	case LogStoreBolt:
+		if beforeSync != nil {
+			return node.Stores{}, fmt.Errorf("%w: disk faults need the wal log store", node.ErrConfig)
+		}
 		return openBoltStores(dir, logs)
 	case LogStoreWAL, "":
-		return openWALStores(dir, logs)
+		return openWALStores(dir, logs, beforeSync)
 	default:
 		return node.Stores{}, fmt.Errorf("%w: unknown log store %q (want wal or bolt)", node.ErrConfig, kind)
 	}
 }
 
-func openWALStores(dir string, logs io.Writer) (node.Stores, error) {
-	st, err := wal.Open(filepath.Join(dir, "wal"), wal.Options{})
+func openWALStores(dir string, logs io.Writer, beforeSync func() error) (node.Stores, error) {
+	st, err := wal.Open(filepath.Join(dir, "wal"), wal.Options{BeforeSync: beforeSync})
 	if err != nil {
 		return node.Stores{}, fmt.Errorf("open raft log: %w", err)
 	}
@@ -98,7 +102,7 @@ const sharedWALDir = "wal-shared"
 // openSharedWAL opens the member's shared WAL in shared mode and returns
 // nil in per-group mode. It refuses a data directory written in the other
 // mode: the groups' logs and terms would silently start empty.
-func openSharedWAL(dataDir string, mode WALMode, kind LogStoreKind) (*wal.Shared, error) {
+func openSharedWAL(dataDir string, mode WALMode, kind LogStoreKind, beforeSync func() error) (*wal.Shared, error) {
 	dir := filepath.Join(dataDir, sharedWALDir)
 	perGroup, err := filepath.Glob(filepath.Join(dataDir, "*", "wal", "raft.wal"))
 	if err != nil {
@@ -117,7 +121,7 @@ func openSharedWAL(dataDir string, mode WALMode, kind LogStoreKind) (*wal.Shared
 		if len(perGroup) > 0 {
 			return nil, fmt.Errorf("%w: %s is a per-group WAL; start with --wal-mode per-group", node.ErrConfig, perGroup[0])
 		}
-		sh, err := wal.OpenShared(dir, wal.SharedOptions{})
+		sh, err := wal.OpenShared(dir, wal.SharedOptions{BeforeSync: beforeSync})
 		if err != nil {
 			return nil, fmt.Errorf("open shared raft log: %w", err)
 		}

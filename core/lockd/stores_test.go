@@ -15,19 +15,19 @@ import (
 // Method: open stores per group, then shared; then shared, then per group.
 func TestWALModeIsFixedByTheData(t *testing.T) {
 	perGroup := t.TempDir()
-	st, err := OpenDiskStores(filepath.Join(perGroup, groupDir(1)), LogStoreWAL, nil)
+	st, err := OpenDiskStores(filepath.Join(perGroup, groupDir(1)), LogStoreWAL, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openSharedWAL(perGroup, WALShared, LogStoreWAL); !errors.Is(err, node.ErrConfig) {
+	if _, err := openSharedWAL(perGroup, WALShared, LogStoreWAL, nil); !errors.Is(err, node.ErrConfig) {
 		t.Fatalf("shared on a per-group dir = %v, want ErrConfig", err)
 	}
 
 	shared := t.TempDir()
-	sh, err := openSharedWAL(shared, WALShared, "")
+	sh, err := openSharedWAL(shared, WALShared, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestWALModeIsFixedByTheData(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(shared, groupDir(1), "wal")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("shared mode made a per-group WAL dir: %v", err)
 	}
-	if sh, err := openSharedWAL(shared, WALPerGroup, LogStoreWAL); !errors.Is(err, node.ErrConfig) {
+	if sh, err := openSharedWAL(shared, WALPerGroup, LogStoreWAL, nil); !errors.Is(err, node.ErrConfig) {
 		_ = closeSharedWAL(sh)
 		t.Fatalf("per-group on a shared dir = %v, want ErrConfig", err)
 	}
@@ -49,7 +49,7 @@ func TestWALModeIsFixedByTheData(t *testing.T) {
 		mode WALMode
 		kind LogStoreKind
 	}{{WALShared, LogStoreBolt}, {"both", LogStoreWAL}} {
-		if sh, err := openSharedWAL(t.TempDir(), tc.mode, tc.kind); !errors.Is(err, node.ErrConfig) {
+		if sh, err := openSharedWAL(t.TempDir(), tc.mode, tc.kind, nil); !errors.Is(err, node.ErrConfig) {
 			_ = closeSharedWAL(sh)
 			t.Fatalf("mode %q with %q = %v, want ErrConfig", tc.mode, tc.kind, err)
 		}

@@ -79,6 +79,9 @@ type SharedOptions struct {
 	// Logger receives recovery and reclaim events; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// BeforeSync is Options.BeforeSync for the shared log: the fault seam
+	// of test builds, nil in production.
+	BeforeSync func() error
 }
 
 const defaultSegmentBytes = 64 << 20
@@ -263,6 +266,9 @@ func (s *Shared) flush(batch []*pending) error {
 	}
 	w, err := s.f.Write(frame)
 	s.size += int64(w)
+	if err == nil && s.opts.BeforeSync != nil {
+		err = s.opts.BeforeSync()
+	}
 	if err == nil && !s.opts.NoSync {
 		err = syncData(s.f)
 	}

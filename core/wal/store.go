@@ -53,6 +53,11 @@ type Options struct {
 	// Logger receives recovery and compaction events; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// BeforeSync, when set, runs before every fdatasync of the log file;
+	// an error takes the place of the sync's and breaks the store as a
+	// failed fdatasync does. It is the seam test builds inject slow and
+	// failing disks through (core/faultctl.Disk); nil in production.
+	BeforeSync func() error
 }
 
 // Store is a raft log and stable store in one directory. It is safe for
@@ -269,6 +274,9 @@ func (s *Store) writable() error {
 func (s *Store) appendFrame(frame []byte) error {
 	n, err := s.f.Write(frame)
 	s.size += int64(n)
+	if err == nil && s.opts.BeforeSync != nil {
+		err = s.opts.BeforeSync()
+	}
 	if err == nil && !s.opts.NoSync {
 		err = syncData(s.f)
 	}

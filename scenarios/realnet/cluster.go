@@ -36,13 +36,16 @@ type Cluster struct {
 	byID    map[string]*member
 	order   []string
 	mesh    *proxy.Mesh
+	// net, instead of mesh, makes partitions at packet level (netns.go).
+	net     *netnsNet
 	gw      *gateway
 	harness *scenarios.Harness
 	api     *http.Client
 
 	mu sync.Mutex
-	// unsupported counts fault calls real processes cannot honour.
-	unsupported map[string]int
+	// failedSyncs counts, per member, the log syncs its failing disks
+	// failed (read when each was healed; disk.go).
+	failedSyncs map[string]int64
 }
 
 var (
@@ -73,6 +76,10 @@ type ClusterOptions struct {
 	HostCrash bool
 	// Bug is passed as --fault-bug (the binary needs lockstep_bugs).
 	Bug string
+	// Netns runs each member in its own network namespace and makes
+	// partitions by dropping packets there, instead of with proxies
+	// (netns.go; no gateway, no added latency).
+	Netns bool
 	// Args are added to every member's command line: snapshot tuning,
 	// Raft timeouts, and later --shards.
 	Args []string
@@ -87,6 +94,9 @@ type member struct {
 	dataDir, trace, log string
 	proc                *process
 	paused, wiped       bool
+	// disk is the log disk fault the nemesis set on this slot; it
+	// outlives a restart, as the simulator's failpoint does (disk.go).
+	disk faultctl.DiskChange
 }
 
 // spreadInterval is the simulator's: leaders spread again between a
@@ -105,13 +115,38 @@ func freePort() (string, error) {
 
 // NewCluster lays out the members and their proxies and starts every
 // process with --bootstrap (and the gateway, if asked).
-func NewCluster(opts ClusterOptions) (*Cluster, error) {
-	c := &Cluster{opts: opts, byID: map[string]*member{}, unsupported: map[string]int{},
+func NewCluster(opts ClusterOptions) (_ *Cluster, err error) {
+	c := &Cluster{opts: opts, byID: map[string]*member{}, failedSyncs: map[string]int64{},
 		api: &http.Client{Timeout: time.Second}}
+	defer func() {
+		if err != nil {
+			c.Shutdown()
+		}
+	}()
+	if opts.Netns {
+		if opts.Gateway {
+			return nil, fmt.Errorf("%w: the gateway's links are proxies", ErrNoNetns)
+		}
+		var ids []string
+		for i := range opts.Nodes {
+			ids = append(ids, memberID(opts.Shards, i+1))
+		}
+		n, err := newNetns(ids)
+		if err != nil {
+			return nil, err
+		}
+		c.net = n
+	}
 	targets := map[string]string{}
 	for i := range opts.Nodes {
 		m := &member{id: memberID(opts.Shards, i+1)}
+		if c.net != nil {
+			m.raftAddr, m.httpAddr, m.control = c.net.addr(m.id, netnsRaftPort), c.net.addr(m.id, netnsHTTPPort), c.net.addr(m.id, netnsControlPort)
+		}
 		for _, p := range []*string{&m.raftAddr, &m.httpAddr, &m.control} {
+			if *p != "" {
+				continue
+			}
 			addr, err := freePort()
 			if err != nil {
 				return nil, err
@@ -126,7 +161,6 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 		}
 		if opts.HostCrash {
 			if err := c.openFront(m); err != nil {
-				c.Shutdown()
 				return nil, err
 			}
 		}
@@ -135,21 +169,21 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 		c.order = append(c.order, m.id)
 		targets[m.id] = m.raftAddr
 	}
-	mesh, err := proxy.NewMesh(proxy.MeshOptions{Members: c.order, Targets: targets, Identify: c.identify})
-	if err != nil {
-		return nil, err
+	if c.net == nil {
+		mesh, err := proxy.NewMesh(proxy.MeshOptions{Members: c.order, Targets: targets, Identify: c.identify})
+		if err != nil {
+			return nil, err
+		}
+		mesh.SetDelay(opts.Delay)
+		c.mesh = mesh
 	}
-	mesh.SetDelay(opts.Delay)
-	c.mesh = mesh
 	for _, m := range c.members {
 		if err := c.start(m, true); err != nil {
-			c.Shutdown()
 			return nil, err
 		}
 	}
 	if opts.Gateway {
 		if err := c.startGateway(); err != nil {
-			c.Shutdown()
 			return nil, err
 		}
 	}
@@ -187,7 +221,7 @@ func (c *Cluster) args(m *member, bootstrap bool) []string {
 	var peers []string
 	for _, o := range c.members {
 		raft := o.raftAddr
-		if o != m {
+		if o != m && c.mesh != nil {
 			raft = c.mesh.Addr(m.id, o.id)
 		}
 		peers = append(peers, fmt.Sprintf("%s=%s@%s", o.id, raft, o.apiAddr()))
@@ -210,14 +244,22 @@ func (c *Cluster) args(m *member, bootstrap bool) []string {
 }
 
 func (c *Cluster) start(m *member, bootstrap bool) error {
-	p, err := startProcess(c.opts.Bin, c.args(m, bootstrap), m.log)
+	bin, args := c.opts.Bin, c.args(m, bootstrap)
+	if c.net != nil {
+		bin, args = c.net.command(m.id, bin, args)
+	}
+	p, err := startProcess(bin, args, m.log)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", m.id, err)
 	}
 	c.mu.Lock()
 	m.proc, m.paused = p, false
+	disk := m.disk
 	c.mu.Unlock()
 	m.hostDown(false)
+	if disk != (faultctl.DiskChange{}) {
+		go c.reapplyDisk(m, p, disk)
+	}
 	return nil
 }
 
@@ -240,6 +282,10 @@ func (c *Cluster) Shutdown() {
 	if c.mesh != nil {
 		_ = c.mesh.Close()
 	}
+	if c.net != nil {
+		c.net.close()
+		c.net = nil
+	}
 	for _, m := range c.members {
 		m.closeFront()
 	}
@@ -250,7 +296,13 @@ func (c *Cluster) Nodes() []string { return slices.Clone(c.order) }
 
 // Cut implements nemesis.Cluster.
 func (c *Cluster) Cut(pairs [][2]string) {
-	c.mesh.Cut(pairs)
+	if c.net != nil {
+		if err := c.net.cut(pairs); err != nil {
+			slog.Warn("realnet: packet-level cut", "err", err)
+		}
+	} else {
+		c.mesh.Cut(pairs)
+	}
 	c.cutGateway(pairs)
 }
 
@@ -396,19 +448,6 @@ func (c *Cluster) clock(id string, ch faultctl.ClockChange) {
 	_ = resp.Body.Close()
 }
 
-// SetDiskFault implements nemesis.Cluster. The log-store failpoints exist
-// only in the simulator (production lockd links no failpoint), so real
-// processes cannot honour it: the call is counted, and the runner skips
-// scenarios that need it unless told to run them without.
-func (c *Cluster) SetDiskFault(id string, delay time.Duration, fail bool) {
-	if delay == 0 && !fail {
-		return
-	}
-	c.mu.Lock()
-	c.unsupported["SetDiskFault"]++
-	c.mu.Unlock()
-}
-
 // PauseClient implements nemesis.Cluster.
 func (c *Cluster) PauseClient(client int, d time.Duration) { c.harness.PauseClient(client, d) }
 
@@ -447,6 +486,7 @@ func (c *Cluster) clearFaults() {
 	c.Cut(nil)
 	for _, id := range c.order {
 		c.Resume(id)
+		c.SetDiskFault(id, 0, false)
 		c.SetClockOffset(id, 0)
 		c.SetClockRate(id, 1)
 		if err := c.Restart(id); err != nil {

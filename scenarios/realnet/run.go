@@ -12,10 +12,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,42 +40,18 @@ type Options struct {
 	Bin        string
 	ResultsDir string
 	Persist    bool
-	// Partial runs a scenario even when some of its nemeses cannot act on
-	// real processes (they then do nothing); otherwise it is skipped.
-	Partial bool
 	// LockdArgs are added to every member's command line (Raft timeouts,
 	// and --shards once the node is sharded).
 	LockdArgs []string
 	// HostCrash makes a crash take the member's host off the network
 	// (as the simulator's crash does) instead of a kill -9 on a live host.
 	HostCrash bool
+	// Netns makes partitions at packet level, each member in a network
+	// namespace of its own (netns.go).
+	Netns bool
 	// Work keeps the members' data dirs, traces and logs here; "" uses a
 	// temp dir removed after the run.
 	Work string
-}
-
-// Unsupported lists the nemeses real processes cannot perform, and why.
-var Unsupported = map[string]string{
-	"slowDiskLeader":   "log-store failpoints exist only in the simulator (lockd links no failpoint)",
-	"failDiskFollower": "log-store failpoints exist only in the simulator (lockd links no failpoint)",
-}
-
-// Skip says why s cannot run on real processes, or "".
-func Skip(s scenarios.Scenario, partial bool) string {
-	if partial {
-		return ""
-	}
-	var why []string
-	names := slices.Clone(s.Nemeses)
-	for _, st := range s.Schedule {
-		names = append(names, st.Nemesis)
-	}
-	for _, n := range names {
-		if r, ok := Unsupported[n]; ok && !slices.Contains(why, n+": "+r) {
-			why = append(why, n+": "+r)
-		}
-	}
-	return strings.Join(why, "; ")
 }
 
 // snapshotArgs give members the scenario's snapshot cadence, as the
@@ -100,7 +76,7 @@ func snapshotArgs(s scenarios.Scenario) []string {
 // proxies delay every member link by the network's latency; jitter, loss
 // and duplication are not made here).
 func clusterOptions(s scenarios.Scenario, opts Options, work string, rs scenarios.RunSeeds) ClusterOptions {
-	co := ClusterOptions{Bin: opts.Bin, Dir: work, Nodes: s.Nodes, Gateway: s.Gateway, HostCrash: opts.HostCrash,
+	co := ClusterOptions{Bin: opts.Bin, Dir: work, Nodes: s.Nodes, Gateway: s.Gateway, HostCrash: opts.HostCrash, Netns: opts.Netns,
 		Delay: time.Duration(s.Network.LatencyMs * float64(time.Millisecond)),
 		Bug:   string(opts.Bug), Args: append(snapshotArgs(s), opts.LockdArgs...)}
 	if s.Groups > 1 {
@@ -128,6 +104,9 @@ func (c *Cluster) world() string {
 	}
 	if c.opts.HostCrash {
 		w += ", crashes take the host off the network"
+	}
+	if c.net != nil {
+		return w + ", a network namespace each on a bridge, partitions dropping packets (nftables), no added latency"
 	}
 	return w + fmt.Sprintf(", TCP proxies on loopback delaying %s", c.opts.Delay)
 }
@@ -172,17 +151,22 @@ func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Ou
 		return nil, err
 	}
 	out.Virtual = time.Since(start) // wall time here
+	// The run ends here, as a simulation does: what the members write
+	// while they are stopped is no part of it. (Recording the stop as a
+	// fault instead would move the checker's stability point past the
+	// end, and leave no time in which liveness is judged.)
 	stopping := time.Now()
+	// Counted before the stop, which makes members stand for election.
+	if churn, ok := c.churnParam(c.opts.Args); ok {
+		out.Params = append(out.Params, scenarios.Param{Name: "raft_churn", Value: churn})
+	}
 	c.Shutdown()
-	h.Fault("shutdown", "all", stopping, time.Now())
-	if err := feedTraces(c, h); err != nil {
+	if err := feedTraces(c, h, stopping); err != nil {
 		return nil, err
 	}
+
 	hist := h.History(opts.Seed, s.Name)
 	hist.Notes = map[string]string{"bug": string(opts.Bug), "world": "realnet"}
-	if n := c.unsupported["SetDiskFault"]; n > 0 {
-		hist.Notes["unsupported"] = fmt.Sprintf("%d disk faults not performed", n)
-	}
 	out.Compared = hist.Replicas.Compared
 	out.Checks = s.CheckOptions()
 	out.Result = checker.Check(ctx, hist, out.Checks)
@@ -221,10 +205,10 @@ func drive(ctx context.Context, s scenarios.Scenario, c *Cluster, h *scenarios.H
 	return nil
 }
 
-// feedTraces reads every member's trace file and feeds the records to the
-// recorder in wall-time order (one machine, one clock), each node's own
-// order kept.
-func feedTraces(c *Cluster, h *scenarios.Harness) error {
+// feedTraces reads every member's trace file and feeds the records
+// written before end to the recorder in wall-time order (one machine, one
+// clock), each node's own order kept.
+func feedTraces(c *Cluster, h *scenarios.Harness, end time.Time) error {
 	var all []faultctl.Record
 	for _, id := range c.order {
 		f, err := os.Open(c.byID[id].trace)
@@ -239,7 +223,11 @@ func feedTraces(c *Cluster, h *scenarios.Harness) error {
 		if err != nil {
 			return fmt.Errorf("trace of %s: %w", id, err)
 		}
-		all = append(all, recs...)
+		for _, r := range recs {
+			if r.At < end.UnixNano() {
+				all = append(all, r)
+			}
+		}
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].At < all[j].At })
 	for _, r := range all {
@@ -295,9 +283,13 @@ func (c *Cluster) describe() map[string]any {
 	members := map[string]any{}
 	for _, id := range c.order {
 		m := c.byID[id]
-		members[id] = map[string]any{"raft": m.raftAddr, "http": m.httpAddr, "api": m.apiAddr(), "args": c.args(m, true)}
+		members[id] = map[string]any{"raft": m.raftAddr, "http": m.httpAddr, "api": m.apiAddr(), "args": c.args(m, true),
+			"requests_lost_in_crashes": m.heldRequests()}
 	}
-	d := map[string]any{"members": members, "unsupported_calls": c.unsupported, "link_delay": c.opts.Delay.String()}
+	c.mu.Lock()
+	failed := maps.Clone(c.failedSyncs)
+	c.mu.Unlock()
+	d := map[string]any{"members": members, "failed_log_syncs": failed, "link_delay": c.opts.Delay.String()}
 	if c.gw != nil {
 		d["gateway"] = map[string]any{"http": c.gw.httpAddr, "home": c.gw.home, "args": c.gatewayArgs(),
 			"conns_by_member": c.gatewayConns()}

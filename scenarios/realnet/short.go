@@ -42,3 +42,21 @@ func pinned(base, name, description string) (scenarios.Scenario, error) {
 	}
 	return s, s.Validate()
 }
+
+// ShortDisk is the CI scenario of disk faults: leaderCrash's workload on
+// 3 members for 11 s under a pinned schedule of a slow log disk on the
+// leader and then a failing one on a follower (whose WAL breaks, so it is
+// restarted when the disk is healed).
+func ShortDisk() (scenarios.Scenario, error) {
+	s, err := pinned("leaderCrash", "realnetShortDisk",
+		"leaderCrash's workload on 3 processes: slow the leader's WAL syncs, then fail a follower's")
+	if err != nil {
+		return s, err
+	}
+	s.DurationMs = 11_000
+	s.Schedule = nemesis.Schedule{
+		{At: 2 * time.Second, Nemesis: "slowDiskLeader", Duration: 3 * time.Second},
+		{At: 6 * time.Second, Nemesis: "failDiskFollower", Duration: 2500 * time.Millisecond},
+	}
+	return s, s.Validate()
+}
