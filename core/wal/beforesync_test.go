@@ -62,3 +62,43 @@ func TestBeforeSyncFailureBreaksStore(t *testing.T) {
 		t.Fatalf("write after reopen: %v", err)
 	}
 }
+
+// TestBeforeSyncFailureBreaksShared: goal — the shared log honours the same
+// seam: a failing hook fails that flush and every later write of every
+// group, while what was synced before stays readable. Method: a hook that
+// fails on its second call, two groups.
+func TestBeforeSyncFailureBreaksShared(t *testing.T) {
+	injected := errors.New("injected")
+	calls := 0
+	s, err := OpenShared(t.TempDir(), SharedOptions{Logger: quietLogger, BeforeSync: func() error {
+		calls++
+		if calls == 2 {
+			return injected
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g1, err := s.Group(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, err := s.Group(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g1.StoreLogs([]*raft.Log{{Index: 1, Term: 1}, {Index: 2, Term: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g2.StoreLog(&raft.Log{Index: 1, Term: 1}); !errors.Is(err, injected) {
+		t.Fatalf("write under a failing sync = %v, want the injected error", err)
+	}
+	if err := g1.StoreLog(&raft.Log{Index: 3, Term: 1}); err == nil {
+		t.Fatal("another group's write after a failed sync succeeded")
+	}
+	if last, _ := g1.LastIndex(); last != 2 {
+		t.Fatalf("LastIndex = %d after the failed write, want 2", last)
+	}
+}
