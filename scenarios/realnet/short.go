@@ -35,6 +35,13 @@ func pinned(base, name, description string) (scenarios.Scenario, error) {
 	}
 	s.Name, s.Description = name, description
 	s.Nodes, s.DurationMs = 3, 14_000
+	// These runs are CI's: race-enabled binaries on a busy 2-core machine.
+	// Safety checks stay as they are; the wall-clock liveness bounds get
+	// four times the room (make realnet keeps the scenario's own).
+	c := &s.Checks
+	for _, b := range []*int64{&c.RecoveryBoundMs, &c.GrantBoundMs, &c.ElectionBoundMs, &c.ExpiryBoundMs, &c.ShardP99BoundMs} {
+		*b *= 4
+	}
 	s.Nemeses = nil
 	s.Schedule = nemesis.Schedule{
 		{At: 2 * time.Second, Nemesis: "isolateLeader", Duration: 2500 * time.Millisecond},
