@@ -35,7 +35,7 @@ func pinned(base, name, description string) (scenarios.Scenario, error) {
 	}
 	s.Name, s.Description = name, description
 	s.Nodes, s.DurationMs = 3, 14_000
-	// These runs are CI's: race-enabled binaries on a busy 2-core machine.
+	// These runs are CI's: beside race-enabled tests on a busy 2-core machine.
 	// Safety checks stay as they are; the wall-clock liveness bounds get
 	// four times the room (make realnet keeps the scenario's own).
 	c := &s.Checks
