@@ -36,7 +36,17 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 		grants, stop = n.notify.waitGrant(waitingFor)
 	}
 	defer func() { stop() }()
+	if cmd.WaitMs > 0 {
+		n.attempts.begin(cmd.LeaseID, cmd.Resource)
+	}
 	res, err := n.propose(ctx, cmd)
+	if cmd.WaitMs > 0 {
+		if errors.Is(err, ErrIndeterminate) {
+			n.abandonAttempt(cmd.LeaseID)
+		} else {
+			n.attempts.end(cmd.LeaseID)
+		}
+	}
 	if err != nil {
 		return res, err
 	}
@@ -94,6 +104,10 @@ func (n *Node) giveUp(ctx context.Context, resource string, id, attempt lock.Lea
 	}
 	res, err := n.propose(cctx, cmd)
 	if err != nil {
+		if callerGone {
+			// Nobody is left to retry it: this process does.
+			n.queueRelease(cmd)
+		}
 		if errors.Is(err, ErrIndeterminate) {
 			return res, err
 		}
