@@ -5,15 +5,21 @@ import (
 	"strings"
 )
 
-// Restart is one node process ending and the next one starting: Applied is
-// the highest index of Group the ended process applied (so stored; 0 with
-// no group when it applied nothing), At the virtual time the next process
-// started.
+// Restart is one node process ending and the next one starting: the
+// process Incarnation of Node's replica of Group ended, and the next started
+// at At. Applied is the highest index it applied; Stored the last index its
+// stores held when it ended (what the next process found); Kept the highest
+// index up to which they held the committed log (a stored entry past Kept
+// was one of its own that the next leader overwrote). Stored and Kept are
+// 0 when the harness cannot read the stores, and for a wiped disk.
 type Restart struct {
-	Node    string `json:"node"`
-	Group   int    `json:"group,omitempty"`
-	At      int64  `json:"at"`
-	Applied uint64 `json:"applied"`
+	Node        string `json:"node"`
+	Group       int    `json:"group,omitempty"`
+	At          int64  `json:"at"`
+	Incarnation uint64 `json:"incarnation,omitempty"`
+	Applied     uint64 `json:"applied"`
+	Stored      uint64 `json:"stored,omitempty"`
+	Kept        uint64 `json:"kept,omitempty"`
 }
 
 // span is a half-open stretch [from, to) of log time.
@@ -23,16 +29,13 @@ type span struct{ from, to int64 }
 // lease held only for callers of killed processes blocked it: the gap README
 // "Semantics" accepts (a grant the dying process had stored may have been
 // delivered, so its restart does not release it and it lasts its TTL).
-// Narrowly: a queued grant whose every remaining attempt's host was killed
-// (a kill fault) after its process had applied the grant's entry, that
-// process having started before the host's attempt was proposed; from the
-// grant until the grant's expiry (or an earlier free). Waiting behind such
-// a lease is not the service failing to make progress.
+// Exactly: a queued grant such that, for every host still holding an
+// attempt, the process that proposed the attempt (the acquire entry's host
+// and incarnation) ended in a kill fault with the grant's entry in its
+// stores (Restart.Kept at or past the grant's index); from the grant until
+// the grant's expiry (or an earlier free). Waiting behind such a lease is
+// not the service failing to make progress.
 func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
-	firstAt := map[[2]uint64]int64{} // (group, index) -> virtual time first applied
-	for _, e := range h.Entries {
-		firstAt[[2]uint64{uint64(e.Group), e.Index}] = e.At
-	}
 	lives := map[[2]string]*leaseLife{}
 	for _, l := range leaseLives(trace) {
 		lives[[2]string{l.resource, l.lease}] = l
@@ -42,7 +45,7 @@ func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 		if ev.Kind != KindGrant || len(ev.Hosts) == 0 || ev.LeaseID == "" {
 			continue
 		}
-		if !slices.ContainsFunc(ev.Hosts, func(host string) bool { return !killedAfterApplying(h, ev, host, firstAt) }) {
+		if !slices.ContainsFunc(ev.Hosts, func(host string) bool { return !killedHoldingGrant(h, ev, host) }) {
 			to := ev.ExpiresAt
 			if l := lives[[2]string{ev.Resource, ev.LeaseID}]; l != nil && l.freed {
 				to = min(to, l.freedAt)
@@ -53,33 +56,19 @@ func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 	return out
 }
 
-// killedAfterApplying reports whether host's process that held an attempt
-// of grant's request applied the grant and then ended in a kill fault.
-func killedAfterApplying(h *History, grant TraceEvent, host string, firstAt map[[2]uint64]int64) bool {
-	// The host's attempt: its latest acquire of this lease.
-	proposed, found := int64(0), false
+// killedHoldingGrant reports whether the process of host that proposed an
+// attempt of grant's request ended in a kill fault with the grant's entry
+// in its stores.
+func killedHoldingGrant(h *History, grant TraceEvent, host string) bool {
 	for _, c := range h.Commands {
-		if c.Op == CommandAcquire && c.Group == grant.Group && c.LeaseID == grant.LeaseID && c.Host == host {
-			if at, ok := firstAt[[2]uint64{uint64(c.Group), c.Index}]; ok {
-				proposed, found = at, true
+		if c.Op != CommandAcquire || c.Group != grant.Group || c.LeaseID != grant.LeaseID || c.Host != host || c.Incarnation == 0 {
+			continue
+		}
+		for _, r := range h.Restarts {
+			if r.Node == host && r.Group == grant.Group && r.Incarnation == c.Incarnation {
+				return r.Kept >= grant.Index && endedByKill(h.Faults, host, r.At)
 			}
 		}
-	}
-	if !found {
-		return false
-	}
-	started := int64(0) // the process's start: the host's previous restart
-	for _, r := range h.Restarts {
-		// A process that applied nothing does not know its group.
-		if r.Node != host || (r.Group != grant.Group && r.Applied > 0) {
-			continue
-		}
-		if r.Applied < grant.Index {
-			started = r.At
-			continue
-		}
-		// The first process of host to have applied the grant ended here.
-		return started <= proposed && endedByKill(h.Faults, host, r.At)
 	}
 	return false
 }
