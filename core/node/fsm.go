@@ -22,8 +22,10 @@ type fsm struct {
 	onEvent func(lock.Event)
 	// wallClock is set only under BugWallClockExpiry.
 	wallClock Clock
-	// applied sees each command entry after its events are dispatched.
-	applied func(appliedEntry)
+	// applied sees each command entry after its events are dispatched;
+	// restored sees the state a snapshot restored.
+	applied  func(appliedEntry)
+	restored func(*lock.State)
 	// onApply is Config.OnApply.
 	onApply func(index uint64, entry []byte, state *lock.State)
 	// onPanic is Config.OnApplyPanic; broken is set once it was called:
@@ -181,6 +183,10 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.history.reset(f.state.Metrics().LastIndex)
+	f.notify.restored(f.state.Status, f.state.Metrics().LogTime)
+	if f.restored != nil {
+		f.restored(f.state)
+	}
 	return nil
 }
 

@@ -98,6 +98,23 @@ func (n *Node) noticeOrphans(index, term uint64, events []lock.Event) {
 	}
 }
 
+// noticeRestoredOrphans does what noticeOrphans does for the grants a
+// restored snapshot holds: this process applied none of the entries the
+// snapshot covers, so it judges each unclaimed grant to its node's earlier
+// processes by the entry that made it. One whose entry is not known (an
+// older snapshot) counts as stored: it may have been delivered.
+func (n *Node) noticeRestoredOrphans(st *lock.State) {
+	if n.bug(BugOrphanWaiters) {
+		return
+	}
+	st.UnclaimedOf(n.cfg.ID, n.incarnation, func(resource string, id lock.LeaseID, index, term uint64) {
+		if index == 0 || n.stored.holds(index, term) {
+			return
+		}
+		n.queueRelease(lock.Command{Op: lock.OpOrphan, Resource: resource, LeaseID: id, Host: n.cfg.ID, Incarnation: n.incarnation})
+	})
+}
+
 // queueRelease hands cmd (an orphan release or a cancel for a caller that
 // left) to sendReleases without blocking.
 func (n *Node) queueRelease(cmd lock.Command) {

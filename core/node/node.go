@@ -61,6 +61,7 @@ func New(cfg Config) (*Node, error) {
 		n.noticeAttempt(e.cmd, e.res)
 		n.logEvents(e.events)
 	}
+	f.restored = n.noticeRestoredOrphans
 	f.onApply = cfg.OnApply
 	f.onPanic = cfg.OnApplyPanic
 	f.timed = cfg.Stages != nil || cfg.Tracer != nil

@@ -33,7 +33,7 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 	var grants <-chan lock.Event
 	stop := func() {}
 	if cmd.WaitMs > 0 {
-		grants, stop = n.notify.waitGrant(waitingFor)
+		grants, stop = n.notify.waitGrant(waitingFor, cmd.Resource)
 	}
 	defer func() { stop() }()
 	if cmd.WaitMs > 0 {
@@ -62,7 +62,7 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 		// its grant was applied here before we listened.
 		stop()
 		waitingFor = res.Lease.ID
-		grants, stop = n.notify.waitGrant(waitingFor)
+		grants, stop = n.notify.waitGrant(waitingFor, cmd.Resource)
 		if granted, ok := n.localGrant(cmd.Resource, waitingFor); ok {
 			return granted, nil
 		}
