@@ -32,10 +32,15 @@ type span struct{ from, to int64 }
 // Exactly: a queued grant such that, for every host still holding an
 // attempt, the process that proposed the attempt (the acquire entry's host
 // and incarnation) ended in a kill fault with the grant's entry in its
-// stores (Restart.Kept at or past the grant's index); from the grant until
-// the grant's expiry (or an earlier free). Waiting behind such a lease is
-// not the service failing to make progress.
+// stores (Restart.Kept at or past the grant's index), that kill starting
+// before the lease was freed (the grant outlived its callers); from the
+// grant until the grant's expiry (or an earlier free). Waiting behind such
+// a lease is not the service failing to make progress.
 func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
+	firstAt := map[[2]uint64]int64{} // (group, index) -> virtual time first applied
+	for _, e := range h.Entries {
+		firstAt[[2]uint64{uint64(e.Group), e.Index}] = e.At
+	}
 	lives := map[[2]string]*leaseLife{}
 	for _, l := range leaseLives(trace) {
 		lives[[2]string{l.resource, l.lease}] = l
@@ -45,43 +50,56 @@ func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 		if ev.Kind != KindGrant || len(ev.Hosts) == 0 || ev.LeaseID == "" {
 			continue
 		}
-		if !slices.ContainsFunc(ev.Hosts, func(host string) bool { return !killedHoldingGrant(h, ev, host) }) {
-			to := ev.ExpiresAt
-			if l := lives[[2]string{ev.Resource, ev.LeaseID}]; l != nil && l.freed {
-				to = min(to, l.freedAt)
+		to := ev.ExpiresAt
+		l := lives[[2]string{ev.Resource, ev.LeaseID}]
+		freedAt, freed := int64(0), l != nil && l.freed
+		if freed {
+			to = min(to, l.freedAt)
+			if freedAt, freed = firstAt[[2]uint64{uint64(ev.Group), l.freedIndex}]; !freed {
+				continue // no time for the free: nothing to say the grant outlived anyone
 			}
+		}
+		outlived := func(host string) bool {
+			killed, ok := killedHoldingGrant(h, ev, host)
+			return ok && (!freed || killed < freedAt)
+		}
+		if !slices.ContainsFunc(ev.Hosts, func(host string) bool { return !outlived(host) }) {
 			out[ev.Resource] = append(out[ev.Resource], span{from: ev.LogTime, to: to})
 		}
 	}
 	return out
 }
 
-// killedHoldingGrant reports whether the process of host that proposed an
-// attempt of grant's request ended in a kill fault with the grant's entry
+// killedHoldingGrant returns when the process of host that proposed an
+// attempt of grant's request was killed, if it was, with the grant's entry
 // in its stores.
-func killedHoldingGrant(h *History, grant TraceEvent, host string) bool {
+func killedHoldingGrant(h *History, grant TraceEvent, host string) (int64, bool) {
 	for _, c := range h.Commands {
 		if c.Op != CommandAcquire || c.Group != grant.Group || c.LeaseID != grant.LeaseID || c.Host != host || c.Incarnation == 0 {
 			continue
 		}
 		for _, r := range h.Restarts {
 			if r.Node == host && r.Group == grant.Group && r.Incarnation == c.Incarnation {
-				return r.Kept >= grant.Index && endedByKill(h.Faults, host, r.At)
+				if r.Kept < grant.Index {
+					return 0, false
+				}
+				return killedBefore(h.Faults, host, r.At)
 			}
 		}
 	}
-	return false
+	return 0, false
 }
 
-// endedByKill reports whether a kill fault on host was under way when its
-// next process started at restartAt (a kill keeps the disk and restarts).
-func endedByKill(faults []Fault, host string, restartAt int64) bool {
+// killedBefore returns the start of the kill fault on host that was under
+// way when its next process started at restartAt (a kill keeps the disk
+// and restarts), if there was one.
+func killedBefore(faults []Fault, host string, restartAt int64) (int64, bool) {
 	for _, f := range faults {
 		if strings.HasPrefix(f.Name, "kill") && f.Target == host && f.Start <= restartAt && restartAt <= f.End {
-			return true
+			return f.Start, true
 		}
 	}
-	return false
+	return 0, false
 }
 
 // blockedOutside is how much of [start, end) lies outside every span (spans

@@ -14,8 +14,9 @@ import (
 // (pass); variants where the stores held only an overwritten entry at the
 // grant's index, where the lease outlives its expiry, where another live
 // host still holds an attempt, where the process that stored the grant is
-// not the one that proposed the attempt (a later or an earlier one), where the fault is not a kill and
-// where the restart names no incarnation must each still fail.
+// not the one that proposed the attempt (a later or an earlier one), where
+// it was killed only after the lease was freed, where the fault is not a
+// kill and where the restart names no incarnation must each still fail.
 func TestLivenessOrphanedLease(t *testing.T) {
 	ms := int64(time.Millisecond)
 	base := func() (*History, []TraceEvent) {
@@ -32,7 +33,7 @@ func TestLivenessOrphanedLease(t *testing.T) {
 		}
 		h := &History{
 			Entries: []Entry{{Index: 2, LogTime: 100 * ms, At: 100 * ms}, {Index: 3, LogTime: 200 * ms, At: 200 * ms},
-				{Index: 4, LogTime: 1000 * ms, At: 1000 * ms}},
+				{Index: 4, LogTime: 1000 * ms, At: 1000 * ms}, {Index: 9, LogTime: 31000 * ms, At: 31000 * ms}},
 			Commands: []Command{{Index: 2, Op: CommandAcquire, Client: "c1", LeaseID: "L1", Host: "n1", Incarnation: 7},
 				{Index: 3, Op: CommandAcquire, Client: "c2", LeaseID: "L2", Host: "n2", Incarnation: 8}},
 			Faults:   []Fault{{Name: "killRandom", Target: "n1", Start: 1500 * ms, End: 4000 * ms}},
@@ -70,6 +71,10 @@ func TestLivenessOrphanedLease(t *testing.T) {
 			h.Faults = append([]Fault{{Name: "killRandom", Target: "n1", Start: 150 * ms, End: 500 * ms}}, h.Faults...)
 			h.Restarts = append([]Restart{{Node: "n1", At: 400 * ms, Incarnation: 6, Applied: 4, Stored: 4, Kept: 4}}, h.Restarts...)
 			h.Restarts[1].Kept = 3
+			return tr
+		}, true},
+		{"killed only after the lease was freed", func(h *History, tr []TraceEvent) []TraceEvent {
+			h.Entries[3].At = 1200 * ms // the entry freeing L1 applied before the kill at 1.5 s
 			return tr
 		}, true},
 		{"no incarnation recorded", func(h *History, tr []TraceEvent) []TraceEvent {
