@@ -35,8 +35,10 @@ import (
 //
 // What remains: a grant made in the UnreachableAfter window after a node
 // died, to a request it held, lasts its TTL unless that node restarts with
-// its disk; and a grant its process stored before dying lasts its TTL even
-// then (the process may have delivered it; nothing durable says whether).
+// its disk; a grant its process stored before dying lasts its TTL even
+// then (the process may have delivered it; nothing durable says whether);
+// and so does a direct grant (the lock was free) whose answer was lost: it
+// is the client's, to learn by retrying under its request id.
 
 // newIncarnation draws the process's incarnation from the node's id source
 // (seeded in the simulator), never zero.
