@@ -5,15 +5,21 @@ import (
 	"strings"
 )
 
-// Restart is one node process ending and the next one starting: Applied is
-// the highest index of Group the ended process applied (so stored; 0 with
-// no group when it applied nothing), At the virtual time the next process
-// started.
+// Restart is one node process ending and the next one starting: the
+// process Incarnation of Node's replica of Group ended, and the next started
+// at At. Applied is the highest index it applied; Stored the last index its
+// stores held when it ended (what the next process found); Kept the highest
+// index up to which they held the committed log (a stored entry past Kept
+// was one of its own that the next leader overwrote). Stored and Kept are
+// 0 when the harness cannot read the stores, and for a wiped disk.
 type Restart struct {
-	Node    string `json:"node"`
-	Group   int    `json:"group,omitempty"`
-	At      int64  `json:"at"`
-	Applied uint64 `json:"applied"`
+	Node        string `json:"node"`
+	Group       int    `json:"group,omitempty"`
+	At          int64  `json:"at"`
+	Incarnation uint64 `json:"incarnation,omitempty"`
+	Applied     uint64 `json:"applied"`
+	Stored      uint64 `json:"stored,omitempty"`
+	Kept        uint64 `json:"kept,omitempty"`
 }
 
 // span is a half-open stretch [from, to) of log time.
@@ -23,9 +29,11 @@ type span struct{ from, to int64 }
 // lease held only for callers of killed processes blocked it: the gap README
 // "Semantics" accepts (a grant the dying process had stored may have been
 // delivered, so its restart does not release it and it lasts its TTL).
-// Narrowly: a queued grant whose every remaining attempt's host was killed
-// (a kill fault) after its process had applied the grant's entry, that
-// process having started before the host's attempt was proposed; from the
+// Exactly: a queued grant such that, for every host still holding an
+// attempt, the process that proposed the attempt (the acquire entry's host
+// and incarnation) ended in a kill fault with the grant's entry in its
+// stores (Restart.Kept at or past the grant's index), that kill starting
+// before the lease was freed (the grant outlived its callers); from the
 // grant until the grant's expiry (or an earlier free). Waiting behind such
 // a lease is not the service failing to make progress.
 func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
@@ -42,57 +50,56 @@ func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 		if ev.Kind != KindGrant || len(ev.Hosts) == 0 || ev.LeaseID == "" {
 			continue
 		}
-		if !slices.ContainsFunc(ev.Hosts, func(host string) bool { return !killedAfterApplying(h, ev, host, firstAt) }) {
-			to := ev.ExpiresAt
-			if l := lives[[2]string{ev.Resource, ev.LeaseID}]; l != nil && l.freed {
-				to = min(to, l.freedAt)
+		to := ev.ExpiresAt
+		l := lives[[2]string{ev.Resource, ev.LeaseID}]
+		freedAt, freed := int64(0), l != nil && l.freed
+		if freed {
+			to = min(to, l.freedAt)
+			if freedAt, freed = firstAt[[2]uint64{uint64(ev.Group), l.freedIndex}]; !freed {
+				continue // no time for the free: nothing to say the grant outlived anyone
 			}
+		}
+		outlived := func(host string) bool {
+			killed, ok := killedHoldingGrant(h, ev, host)
+			return ok && (!freed || killed < freedAt)
+		}
+		if !slices.ContainsFunc(ev.Hosts, func(host string) bool { return !outlived(host) }) {
 			out[ev.Resource] = append(out[ev.Resource], span{from: ev.LogTime, to: to})
 		}
 	}
 	return out
 }
 
-// killedAfterApplying reports whether host's process that held an attempt
-// of grant's request applied the grant and then ended in a kill fault.
-func killedAfterApplying(h *History, grant TraceEvent, host string, firstAt map[[2]uint64]int64) bool {
-	// The host's attempt: its latest acquire of this lease.
-	proposed, found := int64(0), false
+// killedHoldingGrant returns when the process of host that proposed an
+// attempt of grant's request was killed, if it was, with the grant's entry
+// in its stores.
+func killedHoldingGrant(h *History, grant TraceEvent, host string) (int64, bool) {
 	for _, c := range h.Commands {
-		if c.Op == CommandAcquire && c.Group == grant.Group && c.LeaseID == grant.LeaseID && c.Host == host {
-			if at, ok := firstAt[[2]uint64{uint64(c.Group), c.Index}]; ok {
-				proposed, found = at, true
+		if c.Op != CommandAcquire || c.Group != grant.Group || c.LeaseID != grant.LeaseID || c.Host != host || c.Incarnation == 0 {
+			continue
+		}
+		for _, r := range h.Restarts {
+			if r.Node == host && r.Group == grant.Group && r.Incarnation == c.Incarnation {
+				if r.Kept < grant.Index {
+					return 0, false
+				}
+				return killedBefore(h.Faults, host, r.At)
 			}
 		}
 	}
-	if !found {
-		return false
-	}
-	started := int64(0) // the process's start: the host's previous restart
-	for _, r := range h.Restarts {
-		// A process that applied nothing does not know its group.
-		if r.Node != host || (r.Group != grant.Group && r.Applied > 0) {
-			continue
-		}
-		if r.Applied < grant.Index {
-			started = r.At
-			continue
-		}
-		// The first process of host to have applied the grant ended here.
-		return started <= proposed && endedByKill(h.Faults, host, r.At)
-	}
-	return false
+	return 0, false
 }
 
-// endedByKill reports whether a kill fault on host was under way when its
-// next process started at restartAt (a kill keeps the disk and restarts).
-func endedByKill(faults []Fault, host string, restartAt int64) bool {
+// killedBefore returns the start of the kill fault on host that was under
+// way when its next process started at restartAt (a kill keeps the disk
+// and restarts), if there was one.
+func killedBefore(faults []Fault, host string, restartAt int64) (int64, bool) {
 	for _, f := range faults {
 		if strings.HasPrefix(f.Name, "kill") && f.Target == host && f.Start <= restartAt && restartAt <= f.End {
-			return true
+			return f.Start, true
 		}
 	}
-	return false
+	return 0, false
 }
 
 // blockedOutside is how much of [start, end) lies outside every span (spans

@@ -7,13 +7,16 @@ import (
 )
 
 // TestLivenessOrphanedLease: goal — waiting behind a lease granted to a
-// request held only by a process that applied the grant and was then killed
-// (README "Semantics": it lasts its TTL) is not a liveness failure, and
-// nothing else is excused. Method: c2 waits 30 s behind such a lease (pass);
-// variants where the host was killed before applying the grant, where the
-// lease outlives its expiry, where another live host still holds an
-// attempt, and where the killed process started after the attempt was
-// proposed must each still fail.
+// request held only by a process that was killed with the grant's entry in
+// its stores (README "Semantics": it lasts its TTL) is not a liveness
+// failure, and nothing else is excused. Method: c2 waits 30 s behind such a
+// lease, whose entry n1's process (incarnation 7) stored but never applied
+// (pass); variants where the stores held only an overwritten entry at the
+// grant's index, where the lease outlives its expiry, where another live
+// host still holds an attempt, where the process that stored the grant is
+// not the one that proposed the attempt (a later or an earlier one), where
+// it was killed only after the lease was freed, where the fault is not a
+// kill and where the restart names no incarnation must each still fail.
 func TestLivenessOrphanedLease(t *testing.T) {
 	ms := int64(time.Millisecond)
 	base := func() (*History, []TraceEvent) {
@@ -30,11 +33,11 @@ func TestLivenessOrphanedLease(t *testing.T) {
 		}
 		h := &History{
 			Entries: []Entry{{Index: 2, LogTime: 100 * ms, At: 100 * ms}, {Index: 3, LogTime: 200 * ms, At: 200 * ms},
-				{Index: 4, LogTime: 1000 * ms, At: 1000 * ms}},
+				{Index: 4, LogTime: 1000 * ms, At: 1000 * ms}, {Index: 9, LogTime: 31000 * ms, At: 31000 * ms}},
 			Commands: []Command{{Index: 2, Op: CommandAcquire, Client: "c1", LeaseID: "L1", Host: "n1", Incarnation: 7},
 				{Index: 3, Op: CommandAcquire, Client: "c2", LeaseID: "L2", Host: "n2", Incarnation: 8}},
 			Faults:   []Fault{{Name: "killRandom", Target: "n1", Start: 1500 * ms, End: 4000 * ms}},
-			Restarts: []Restart{{Node: "n1", At: 3900 * ms, Applied: 4}},
+			Restarts: []Restart{{Node: "n1", At: 3900 * ms, Incarnation: 7, Applied: 3, Stored: 5, Kept: 4}},
 		}
 		return h, trace
 	}
@@ -43,9 +46,9 @@ func TestLivenessOrphanedLease(t *testing.T) {
 		edit  func(h *History, trace []TraceEvent) []TraceEvent
 		fails bool
 	}{
-		{"killed after applying the grant", func(h *History, tr []TraceEvent) []TraceEvent { return tr }, false},
-		{"killed before applying the grant", func(h *History, tr []TraceEvent) []TraceEvent {
-			h.Restarts[0].Applied = 3
+		{"killed with the grant stored", func(h *History, tr []TraceEvent) []TraceEvent { return tr }, false},
+		{"killed with another entry stored at the grant's index", func(h *History, tr []TraceEvent) []TraceEvent {
+			h.Restarts[0].Kept = 3
 			return tr
 		}, true},
 		{"lease outlives its expiry", func(h *History, tr []TraceEvent) []TraceEvent {
@@ -58,9 +61,25 @@ func TestLivenessOrphanedLease(t *testing.T) {
 			h.Commands = append(h.Commands, Command{Index: 3, Op: CommandAcquire, Client: "c1", LeaseID: "L1", Host: "n3", Incarnation: 9})
 			return tr
 		}, true},
-		{"killed process started after the attempt", func(h *History, tr []TraceEvent) []TraceEvent {
+		{"the process that stored the grant is a later one", func(h *History, tr []TraceEvent) []TraceEvent {
 			h.Faults = append([]Fault{{Name: "killRandom", Target: "n1", Start: 150 * ms, End: 500 * ms}}, h.Faults...)
-			h.Restarts = append([]Restart{{Node: "n1", At: 400 * ms, Applied: 2}}, h.Restarts...)
+			h.Restarts = append([]Restart{{Node: "n1", At: 400 * ms, Incarnation: 7, Applied: 2, Stored: 2, Kept: 2}}, h.Restarts...)
+			h.Restarts[1].Incarnation = 8
+			return tr
+		}, true},
+		{"the process that stored the grant is an earlier one", func(h *History, tr []TraceEvent) []TraceEvent {
+			h.Faults = append([]Fault{{Name: "killRandom", Target: "n1", Start: 150 * ms, End: 500 * ms}}, h.Faults...)
+			h.Restarts = append([]Restart{{Node: "n1", At: 400 * ms, Incarnation: 6, Applied: 4, Stored: 4, Kept: 4}}, h.Restarts...)
+			h.Restarts[1].Kept = 3
+			return tr
+		}, true},
+		{"killed only after the lease was freed", func(h *History, tr []TraceEvent) []TraceEvent {
+			h.Entries[3].At = 1200 * ms // the entry freeing L1 applied before the kill at 1.5 s
+			return tr
+		}, true},
+		{"no incarnation recorded", func(h *History, tr []TraceEvent) []TraceEvent {
+			h.Restarts[0].Incarnation = 0
+			h.Commands[0].Incarnation = 0
 			return tr
 		}, true},
 		{"not a kill", func(h *History, tr []TraceEvent) []TraceEvent {

@@ -188,14 +188,15 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	if c.shards > 0 {
 		return c.startHost(m, bootstrap)
 	}
-	c.rec.restarted(m.id)
+	stores := c.groupStores(m, 0)
+	c.rec.restarted(m.id, m.group, &stores)
 	tr, err := c.net.NewTransport(m.id)
 	if err != nil {
 		return err
 	}
 	n, err := node.New(node.Config{
 		ID: m.id, Peers: m.peers, Clock: m.clock, Bootstrap: bootstrap,
-		Transport: tr, Stores: c.groupStores(m, 0),
+		Transport: tr, Stores: stores,
 		Forwarder: node.NewHTTPForwarder(&sim.HTTPTransport{Net: c.net, From: m.id}),
 		LeaseIDs:  m.leaseID, Bug: c.bug,
 		SnapshotThreshold: c.snap.Threshold, TrailingLogs: c.snap.TrailingLogs,
@@ -218,6 +219,7 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 		apiPort: server.New(shard.Single(n), server.Config{}).Handler(),
 		"":      n.ForwardHandler(),
 	})
+	c.rec.started(m.id, n.Incarnation())
 	c.mu.Lock()
 	m.node, m.transports = n, []*sim.Transport{tr}
 	c.mu.Unlock()

@@ -83,8 +83,9 @@ func (h *Harness) PauseClient(i int, d time.Duration) { h.wl.pause(i, d) }
 func (h *Harness) Clients() int { return h.wl.size() }
 
 // NodeStarted tells the recorder a node (re)started: its events number
-// from its snapshot again.
-func (h *Harness) NodeStarted(node string) { h.rec.restarted(node) }
+// from its snapshot again. Its stores and incarnation are not known here,
+// so its restarts say only what it applied.
+func (h *Harness) NodeStarted(node string) { h.rec.restarted(node, -1, nil) }
 
 // Event records a committed event a node applied (freed events excluded).
 func (h *Harness) Event(node string, ev checker.TraceEvent) { h.rec.traceEvent(node, ev) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockstep/lockstep/checker"
 	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/node"
 )
 
 // recorder collects everything a run observes: client operations, the
@@ -33,10 +34,13 @@ type recorder struct {
 	// replicas checker.Replicas the comparisons with it.
 	applied  map[traceKey]appliedAt
 	replicas checker.Replicas
-	// lastApplied is, per replica, the group and highest index its current
-	// process applied; restarts what each ended process had applied.
+	// lastApplied is, per replica, the group, incarnation and highest
+	// index of its current process; restarts what each ended process had
+	// applied and stored, with tails (same order) the stored entries
+	// judged once the committed log is known (Restart.Kept).
 	lastApplied map[string]checker.Restart
 	restarts    []checker.Restart
+	tails       []storedTail
 	entries     []checker.Entry
 	wakeups     map[wakeKey]int
 	faults      []checker.Fault
@@ -229,7 +233,8 @@ func (r *recorder) recordApplied(node string, group int, index uint64, a applied
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if last := r.lastApplied[node]; index > last.Applied {
-		r.lastApplied[node] = checker.Restart{Group: group, Applied: index}
+		last.Group, last.Applied = group, index
+		r.lastApplied[node] = last
 	}
 	key := traceKey{group: group, index: index}
 	first, ok := r.applied[key]
@@ -257,9 +262,6 @@ func fnv64(b []byte) uint64 {
 	return h.Sum64()
 }
 
-// restarted forgets node's event cursor: a restarted node applies again
-// from its last snapshot, and its events must line up with what the
-// replicas emitted at those indexes, not continue the old numbering.
 // closeEntries stops listing applied entries (History.Entries): the
 // cluster is shutting down.
 func (r *recorder) closeEntries() {
@@ -268,21 +270,47 @@ func (r *recorder) closeEntries() {
 	r.mu.Unlock()
 }
 
-// It also records what node's ended process had applied (History.Restarts),
-// under the host name the trace's grants use (a shard replica's member).
-func (r *recorder) restarted(node string) {
+// restarted forgets node's event cursor: a restarted node applies again
+// from its last snapshot, and its events must line up with what the
+// replicas emitted at those indexes, not continue the old numbering.
+// It also records what node's ended process, a replica of group, had
+// applied and (st, when the harness can read its stores) stored
+// (History.Restarts), under the host name the trace's grants use (a shard
+// replica's member). Call it before the next process opens st. A group
+// below 0 means the harness does not know it: the group last applied.
+func (r *recorder) restarted(node string, group int, st *node.Stores) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.perNode, node)
 	last, ok := r.lastApplied[node]
+	if group < 0 {
+		group = last.Group
+	}
 	if !ok {
-		r.lastApplied[node] = checker.Restart{} // the node's first process
+		r.lastApplied[node] = checker.Restart{Group: group} // the node's first process
 		return
 	}
 	last.Node, _, _ = strings.Cut(node, "/")
+	last.Group = group
 	last.At = r.now()
+	tail := storedTail{base: last.Applied}
+	if st != nil {
+		tail = readStoredTail(*st, last.Applied)
+		last.Stored = tail.last
+	}
 	r.restarts = append(r.restarts, last)
-	r.lastApplied[node] = checker.Restart{Group: last.Group}
+	r.tails = append(r.tails, tail)
+	r.lastApplied[node] = checker.Restart{Group: group}
+}
+
+// started records the incarnation of node's new process (the acquires it
+// proposes carry it), once it runs.
+func (r *recorder) started(node string, incarnation uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := r.lastApplied[node]
+	last.Incarnation = incarnation
+	r.lastApplied[node] = last
 }
 
 func (r *recorder) wake(group int, resource string, index uint64, lease lock.LeaseID, woken int) {
@@ -327,6 +355,12 @@ func (r *recorder) history(seed int64, scenario string) *checker.History {
 	h.Panics = slices.Clone(r.panics)
 	h.Commands = slices.Clone(r.commands)
 	h.Restarts = slices.Clone(r.restarts)
+	for i, t := range r.tails {
+		h.Restarts[i].Kept = t.kept(func(index uint64) (uint64, bool) {
+			a, ok := r.applied[traceKey{group: h.Restarts[i].Group, index: index}]
+			return a.entry, ok
+		})
+	}
 	keys := make([]traceKey, 0, len(r.trace))
 	for k := range r.trace {
 		keys = append(keys, k)

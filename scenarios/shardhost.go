@@ -42,7 +42,8 @@ func replica(member string, g uint64) string { return fmt.Sprintf("%s/g%d", memb
 // startHost starts member m's groups and serves its API and forward ports.
 func (c *Cluster) startHost(m *member, bootstrap bool) error {
 	for g := 1; g <= c.shards; g++ {
-		c.rec.restarted(replica(m.id, uint64(g)))
+		stores := c.groupStores(m, uint64(g))
+		c.rec.restarted(replica(m.id, uint64(g)), g, &stores)
 	}
 	// Env runs within shard.Start only: the shard count is given, so no
 	// group opens later.
@@ -72,6 +73,11 @@ func (c *Cluster) startHost(m *member, bootstrap bool) error {
 		ports[forwardPort(uint64(g))] = h.ForwardHandler(uint64(g))
 	}
 	c.net.HandleHTTP(m.id, ports)
+	for g := 1; g <= c.shards; g++ {
+		if n, ok := h.Group(g); ok {
+			c.rec.started(replica(m.id, uint64(g)), n.Incarnation())
+		}
+	}
 	c.mu.Lock()
 	m.host, m.transports = h, transports
 	c.mu.Unlock()

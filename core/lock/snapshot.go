@@ -10,10 +10,12 @@ import (
 
 // snapshotMagic starts every snapshot; the trailing digit is the version.
 // Version 2 lacked holders' unclaimed flags, waiters' owner and host, and
-// the policy of remembered requests; version 3 lacked multi requests. Both
-// still restore, with what they lack zero.
+// the policy of remembered requests; version 3 lacked multi requests;
+// version 4 lacked the entry (index, term) that made each unclaimed grant.
+// All still restore, with what they lack zero.
 const (
-	snapshotMagic   = "LKSNAP4\n"
+	snapshotMagic   = "LKSNAP5\n"
+	snapshotMagicV4 = "LKSNAP4\n"
 	snapshotMagicV3 = "LKSNAP3\n"
 	snapshotMagicV2 = "LKSNAP2\n"
 )
@@ -76,6 +78,8 @@ func (v *snapshotView) appendCore(buf []byte) []byte {
 			buf = appendString(buf, v.clients[h.client()])
 			if unclaimed {
 				buf = appendAttempts(buf, c.attempts)
+				buf = binary.AppendUvarint(buf, c.index)
+				buf = binary.AppendUvarint(buf, c.term)
 			}
 		}
 		q := r.queue()
@@ -213,9 +217,11 @@ func (d *decoder) lease() Lease {
 // Restore replaces the state with a decoded snapshot. On error the state is
 // left unchanged.
 func (s *State) Restore(b []byte) error {
-	version := 4
+	version := 5
 	switch {
 	case len(b) >= len(snapshotMagic) && string(b[:len(snapshotMagic)]) == snapshotMagic:
+	case len(b) >= len(snapshotMagicV4) && string(b[:len(snapshotMagicV4)]) == snapshotMagicV4:
+		version = 4
 	case len(b) >= len(snapshotMagicV3) && string(b[:len(snapshotMagicV3)]) == snapshotMagicV3:
 		version = 3
 	case len(b) >= len(snapshotMagicV2) && string(b[:len(snapshotMagicV2)]) == snapshotMagicV2:
@@ -290,7 +296,11 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 		}
 		h.clientMode = makeClientMode(slot, mode)
 		if modeByte&unclaimedFlag != 0 {
-			s.unclaimed[h.id] = claim{attempts: d.attempts()}
+			c := claim{attempts: d.attempts()}
+			if d.version >= 5 {
+				c.index, c.term = d.uvarint(), d.uvarint()
+			}
+			s.unclaimed[h.id] = c
 		}
 		r.addHolder(h)
 		s.leases++

@@ -9,6 +9,7 @@ package lock
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -339,7 +340,7 @@ func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode M
 		clientMode: makeClientMode(slot, mode),
 	}
 	if from != nil {
-		s.unclaimed[id] = claim{attempts: from.attempts}
+		s.unclaimed[id] = claim{attempts: from.attempts, index: index, term: s.clock.term}
 	}
 	r.addHolder(h)
 	s.leases++
@@ -422,9 +423,41 @@ func (s *State) cancel(index uint64, cmd *Command) Result {
 }
 
 // claim is a grant nobody has claimed yet: the attempts that waited for
-// it when it was made, any of which may yet tell its caller.
+// it when it was made, any of which may yet tell its caller, and the log
+// entry (index, term) that made it (zero when restored from a snapshot
+// older than version 5).
 type claim struct {
-	attempts []attempt
+	attempts    []attempt
+	index, term uint64
+}
+
+// UnclaimedOf calls fn, in resource order, for each grant to a queued
+// request that no client has claimed yet and that host holds an attempt of
+// from an incarnation other than incarnation, with the entry that made it
+// (0, 0 when not known). A restarted node that caught up from a snapshot
+// applied none of the entries it covers, so this is how it finds the grants
+// made to its earlier process that it must judge (see OpOrphan).
+func (s *State) UnclaimedOf(host string, incarnation uint64, fn func(resource string, id LeaseID, index, term uint64)) {
+	earlier := func(a attempt) bool { return a.host == host && a.incarnation != incarnation }
+	type found struct {
+		resource    string
+		id          LeaseID
+		index, term uint64
+	}
+	var out []found
+	for r := range s.resources.all() {
+		for i := range r.holderCount() {
+			h := r.holderAt(i)
+			if c, ok := s.unclaimed[h.id]; ok && slices.ContainsFunc(c.attempts, earlier) {
+				out = append(out, found{r.name, h.id, c.index, c.term})
+			}
+		}
+	}
+	// Resource order is history-dependent; holder order within one is not.
+	slices.SortStableFunc(out, func(a, b found) int { return strings.Compare(a.resource, b.resource) })
+	for _, f := range out {
+		fn(f.resource, f.id, f.index, f.term)
+	}
 }
 
 // attemptHosts lists the node processes holding attempts, each once.

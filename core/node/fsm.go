@@ -22,8 +22,10 @@ type fsm struct {
 	onEvent func(lock.Event)
 	// wallClock is set only under BugWallClockExpiry.
 	wallClock Clock
-	// applied sees each entry's events after they are dispatched.
-	applied func(index uint64, events []lock.Event)
+	// applied sees each command entry after its events are dispatched;
+	// restored sees the state a snapshot restored.
+	applied  func(appliedEntry)
+	restored func(*lock.State)
 	// onApply is Config.OnApply.
 	onApply func(index uint64, entry []byte, state *lock.State)
 	// onPanic is Config.OnApplyPanic; broken is set once it was called:
@@ -106,6 +108,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		if len(events) > 0 {
 			f.dispatch(l.Index, events)
 		}
+		if f.applied != nil {
+			f.applied(appliedEntry{index: l.Index, term: l.Term, cmd: &cmd, res: res, events: events})
+		}
 		if f.onApply != nil {
 			f.onApply(l.Index, l.Data, f.state)
 		}
@@ -136,9 +141,16 @@ func (f *fsm) dispatch(index uint64, events []lock.Event) {
 		}
 	}
 	f.notify.deliver(index, events)
-	if f.applied != nil {
-		f.applied(index, events)
-	}
+}
+
+// appliedEntry is one applied command entry: where it sits in the log
+// (term as stored, whatever the state machine was told), what it said and
+// what it did.
+type appliedEntry struct {
+	index, term uint64
+	cmd         *lock.Command
+	res         lock.Result
+	events      []lock.Event
 }
 
 // read runs fn with the state locked, for local (possibly stale) reads.
@@ -171,6 +183,10 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.history.reset(f.state.Metrics().LastIndex)
+	f.notify.restored(f.state.Status, f.state.Metrics().LogTime)
+	if f.restored != nil {
+		f.restored(f.state)
+	}
 	return nil
 }
 

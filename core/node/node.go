@@ -3,7 +3,6 @@ package node
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -21,13 +20,16 @@ type Node struct {
 	// contacts is the leader's view of unreachable members.
 	contacts *contacts
 	peers    map[raft.ServerID]Peer
-	// incarnation names this process of the node (see host.go);
-	// storedAtStart is the last log index it found on disk (MaxUint64 when
-	// it found none, so that no grant is taken for an orphan).
-	incarnation   uint64
-	storedAtStart uint64
-	orphans       chan lock.Event
-	done          chan struct{}
+	// incarnation names this process of the node (see host.go); stored
+	// is what it found on disk when it started; releases queues commands
+	// that give up grants and queued requests nobody here can deliver;
+	// attempts are this process's acquires whose callers may leave
+	// without an answer (abandoned.go).
+	incarnation uint64
+	stored      storedLog
+	releases    chan lock.Command
+	attempts    attempts
+	done        chan struct{}
 	// applies counts the raft.Apply calls in progress (see applyLocal).
 	applies applyGate
 	wg      sync.WaitGroup
@@ -45,7 +47,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, peers: make(map[raft.ServerID]Peer), done: make(chan struct{}),
 		applies:  applyGate{idle: make(chan struct{})},
 		contacts: newContacts(raft.ServerID(cfg.ID)), incarnation: newIncarnation(cfg.LeaseIDs),
-		orphans: make(chan lock.Event, orphanQueueLen)}
+		releases: make(chan lock.Command, releaseQueueLen)}
 	for _, p := range cfg.Peers {
 		n.peers[raft.ServerID(p.ID)] = p
 	}
@@ -54,19 +56,21 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.applied = func(index uint64, events []lock.Event) {
-		n.noticeOrphans(index, events)
-		n.logEvents(events)
+	f.applied = func(e appliedEntry) {
+		n.noticeOrphans(e.index, e.term, e.events)
+		n.noticeAttempt(e.cmd, e.res)
+		n.logEvents(e.events)
 	}
+	f.restored = n.noticeRestoredOrphans
 	f.onApply = cfg.OnApply
 	f.onPanic = cfg.OnApplyPanic
 	f.timed = cfg.Stages != nil || cfg.Tracer != nil
 	n.fsm = f
-	stored, err := storedIndex(cfg.Stores)
+	stored, err := readStoredLog(cfg.Stores)
 	if err != nil {
 		return nil, err
 	}
-	n.storedAtStart = stored
+	n.stored = stored
 	if n.bug(BugWallClockExpiry) {
 		f.wallClock = cfg.Clock
 	}
@@ -84,7 +88,7 @@ func New(cfg Config) (*Node, error) {
 	n.wg.Add(3)
 	go n.runTicker()
 	go n.announce()
-	go n.releaseOrphans()
+	go n.sendReleases()
 	return n, nil
 }
 
@@ -107,26 +111,6 @@ func (n *Node) bootstrap() error {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	return nil
-}
-
-// storedIndex is the last log index the stores hold (log or snapshot), or
-// MaxUint64 when they hold nothing.
-func storedIndex(st Stores) (uint64, error) {
-	last, err := st.Log.LastIndex()
-	if err != nil {
-		return 0, fmt.Errorf("read last log index: %w", err)
-	}
-	snaps, err := st.Snapshot.List()
-	if err != nil {
-		return 0, fmt.Errorf("list snapshots: %w", err)
-	}
-	for _, m := range snaps {
-		last = max(last, m.Index)
-	}
-	if last == 0 {
-		return math.MaxUint64, nil
-	}
-	return last, nil
 }
 
 // Shutdown stops the ticker and Raft and closes the stores. Blocked callers
@@ -154,6 +138,10 @@ func (n *Node) Shutdown() error {
 
 // ID is this node's id.
 func (n *Node) ID() string { return n.cfg.ID }
+
+// Incarnation names this process of the node: the acquires it proposes
+// carry it (host.go), so a harness can tell whose callers a grant served.
+func (n *Node) Incarnation() uint64 { return n.incarnation }
 
 // TransferLeadership asks this leader to hand the group to peer (leader
 // spreading across a member's groups). It returns once the transfer ends.

@@ -15,6 +15,8 @@ type notifier struct {
 	// grants holds, per lease id, the callers waiting for its grant: the
 	// original request and any retry of it that reached this node.
 	grants map[lock.LeaseID]map[chan lock.Event]struct{}
+	// resourceOf is the resource each lease id in grants waits on.
+	resourceOf map[lock.LeaseID]string
 	// many holds, per multi request lease id, the callers waiting for all
 	// of its grant (or cancel) events of one entry (many.go).
 	many   map[lock.LeaseID]map[chan []lock.Event]struct{}
@@ -24,22 +26,25 @@ type notifier struct {
 
 func newNotifier(onWake func(string, uint64, lock.LeaseID, int)) *notifier {
 	return &notifier{
-		grants: make(map[lock.LeaseID]map[chan lock.Event]struct{}),
-		many:   make(map[lock.LeaseID]map[chan []lock.Event]struct{}),
-		freed:  make(map[string]map[chan struct{}]struct{}),
-		onWake: onWake,
+		grants:     make(map[lock.LeaseID]map[chan lock.Event]struct{}),
+		resourceOf: make(map[lock.LeaseID]string),
+		many:       make(map[lock.LeaseID]map[chan []lock.Event]struct{}),
+		freed:      make(map[string]map[chan struct{}]struct{}),
+		onWake:     onWake,
 	}
 }
 
-// waitGrant registers interest in the grant (or cancellation) of id. The
-// channel has room for one event, so delivery never blocks apply.
-func (n *notifier) waitGrant(id lock.LeaseID) (<-chan lock.Event, func()) {
+// waitGrant registers interest in the grant (or cancellation) of id, queued
+// on resource. The channel has room for one event, so delivery never blocks
+// apply.
+func (n *notifier) waitGrant(id lock.LeaseID, resource string) (<-chan lock.Event, func()) {
 	ch := make(chan lock.Event, 1)
 	n.mu.Lock()
 	set := n.grants[id]
 	if set == nil {
 		set = make(map[chan lock.Event]struct{})
 		n.grants[id] = set
+		n.resourceOf[id] = resource
 	}
 	set[ch] = struct{}{}
 	n.mu.Unlock()
@@ -48,6 +53,7 @@ func (n *notifier) waitGrant(id lock.LeaseID) (<-chan lock.Event, func()) {
 		delete(n.grants[id], ch)
 		if len(n.grants[id]) == 0 {
 			delete(n.grants, id)
+			delete(n.resourceOf, id)
 		}
 		n.mu.Unlock()
 	}
@@ -91,6 +97,7 @@ func (n *notifier) deliver(index uint64, events []lock.Event) {
 				woken = 1
 			}
 			delete(n.grants, ev.Lease.ID)
+			delete(n.resourceOf, ev.Lease.ID)
 		case lock.EventFreed:
 			for ch := range n.freed[ev.Resource] {
 				select {
@@ -110,5 +117,41 @@ func (n *notifier) deliver(index uint64, events []lock.Event) {
 			}
 			n.onWake(ev.Resource, index, lease, woken)
 		}
+	}
+}
+
+// restored wakes the callers whose wait a snapshot ended: a node that
+// catches up by installing a snapshot applies none of the entries it
+// covers, so their grants and frees raise no events here. A request the
+// snapshot shows holding is woken with its grant (else its caller would
+// wait out its whole wait while the lock is held for it); every freed-lock
+// waiter races again (a spurious wake costs a try). A request that ended
+// otherwise is left to its caller's deadline, whose cancel learns how it
+// ended. status reads the restored state.
+func (n *notifier) restored(status func(resource string) lock.Status, logTime int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id, set := range n.grants {
+		resource := n.resourceOf[id]
+		for _, h := range status(resource).Holders {
+			if h.ID != id {
+				continue
+			}
+			ev := lock.Event{Kind: lock.EventGrant, Resource: resource, Lease: h, Queued: true, LogTime: logTime}
+			for ch := range set {
+				ch <- ev
+			}
+			delete(n.grants, id)
+			delete(n.resourceOf, id)
+		}
+	}
+	for resource, set := range n.freed {
+		for ch := range set {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+		delete(n.freed, resource)
 	}
 }

@@ -33,10 +33,20 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 	var grants <-chan lock.Event
 	stop := func() {}
 	if cmd.WaitMs > 0 {
-		grants, stop = n.notify.waitGrant(waitingFor)
+		grants, stop = n.notify.waitGrant(waitingFor, cmd.Resource)
 	}
 	defer func() { stop() }()
+	if cmd.WaitMs > 0 {
+		n.attempts.begin(cmd.LeaseID, cmd.Resource)
+	}
 	res, err := n.propose(ctx, cmd)
+	if cmd.WaitMs > 0 {
+		if errors.Is(err, ErrIndeterminate) {
+			n.abandonAttempt(cmd.LeaseID)
+		} else {
+			n.attempts.end(cmd.LeaseID)
+		}
+	}
 	if err != nil {
 		return res, err
 	}
@@ -52,7 +62,7 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 		// its grant was applied here before we listened.
 		stop()
 		waitingFor = res.Lease.ID
-		grants, stop = n.notify.waitGrant(waitingFor)
+		grants, stop = n.notify.waitGrant(waitingFor, cmd.Resource)
 		if granted, ok := n.localGrant(cmd.Resource, waitingFor); ok {
 			return granted, nil
 		}
@@ -94,6 +104,10 @@ func (n *Node) giveUp(ctx context.Context, resource string, id, attempt lock.Lea
 	}
 	res, err := n.propose(cctx, cmd)
 	if err != nil {
+		if callerGone {
+			// Nobody is left to retry it: this process does.
+			n.queueRelease(cmd)
+		}
 		if errors.Is(err, ErrIndeterminate) {
 			return res, err
 		}

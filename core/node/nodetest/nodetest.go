@@ -98,6 +98,27 @@ func (c *Cluster) Stop(i int) {
 	c.trans[i] = tr
 }
 
+// Isolate cuts node i off from the others in both directions (it keeps
+// running); Rejoin connects it again.
+func (c *Cluster) Isolate(i int) {
+	for j := range c.trans {
+		if j != i {
+			c.trans[i].Disconnect(raft.ServerAddress(c.peers[j].ID))
+			c.trans[j].Disconnect(raft.ServerAddress(c.peers[i].ID))
+		}
+	}
+}
+
+// Rejoin undoes Isolate.
+func (c *Cluster) Rejoin(i int) {
+	for j := range c.trans {
+		if j != i {
+			c.trans[i].Connect(raft.ServerAddress(c.peers[j].ID), c.trans[j])
+			c.trans[j].Connect(raft.ServerAddress(c.peers[i].ID), c.trans[i])
+		}
+	}
+}
+
 // Shutdown stops every node.
 func (c *Cluster) Shutdown() {
 	for i := range c.Nodes {
