@@ -57,21 +57,6 @@ func (h *expiryHeap) less(i, j int) bool {
 	return ti < tj
 }
 
-// appendOrder appends the names of the heap's resources in the order the
-// heap's own comparison puts them: the order in which their leases expire
-// (and their waiters are granted, with tokens in that order). A replica
-// restored from a snapshot rebuilt its heap in name order, so Digest covers
-// this order: any tie left open shows as a divergence from a replica that
-// replayed the log.
-func (h *expiryHeap) appendOrder(buf []byte) []byte {
-	tmp := expiryHeap{arena: h.arena, ids: slices.Clone(h.ids)}
-	sort.Slice(tmp.ids, func(i, j int) bool { return tmp.less(i, j) })
-	for _, id := range tmp.ids {
-		buf = appendString(buf, h.arena.peekAt(id).name)
-	}
-	return buf
-}
-
 func (h *expiryHeap) swap(i, j int) {
 	h.ids[i], h.ids[j] = h.ids[j], h.ids[i]
 	h.place(h.ids[i], i)
@@ -135,4 +120,19 @@ func (h *expiryHeap) down(i0 int) bool {
 		i = j
 	}
 	return i > i0
+}
+
+// appendOrder appends the names of the heap's resources in the order the
+// heap's own comparison puts them: the order in which their leases expire
+// (and their waiters are granted, with tokens in that order). A replica
+// restored from a snapshot rebuilt its heap in name order, so Digest covers
+// this order: any tie left open shows as a divergence from a replica that
+// replayed the log.
+func (h *expiryHeap) appendOrder(buf []byte) []byte {
+	tmp := expiryHeap{arena: h.arena, ids: slices.Clone(h.ids)}
+	sort.Slice(tmp.ids, func(i, j int) bool { return tmp.less(i, j) })
+	for _, id := range tmp.ids {
+		buf = appendString(buf, h.arena.peekAt(id).name)
+	}
+	return buf
 }
