@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 )
@@ -15,7 +14,8 @@ import (
 const CheckCallers = "callers"
 
 // Command is the part of one committed log entry that says who holds its
-// callers: every acquire and hello, and any entry stamped with suspects.
+// callers: every acquire, hello and cancel, and any entry stamped with
+// suspects.
 type Command struct {
 	Group       int      `json:"group,omitempty"`
 	Index       uint64   `json:"index"`
@@ -27,12 +27,17 @@ type Command struct {
 	Host        string   `json:"host,omitempty"`
 	Incarnation uint64   `json:"incarnation,omitempty"`
 	Suspects    []string `json:"suspects,omitempty"`
+	// Owner is, on a cancel, the attempt (its acquire's lease id) giving
+	// up; empty when the cancel names the whole request.
+	Owner string `json:"owner,omitempty"`
 }
 
 // Op values of Command the check reads.
 const (
-	CommandAcquire = "acquire"
-	CommandHello   = "hello"
+	CommandAcquire    = "acquire"
+	CommandHello      = "hello"
+	CommandCancel     = "cancel"
+	CommandCancelMany = "cancel_many"
 )
 
 // maxSuspects mirrors the state machine's cap: a longer list is invalid and
@@ -60,41 +65,14 @@ func checkCallers(h *History, trace []TraceEvent, f *findings) {
 	if len(h.Commands) == 0 {
 		return
 	}
-	type key struct {
-		group int
-		index uint64
-	}
-	cmds := make(map[key]*Command)
-	for i := range h.Commands {
-		c := &h.Commands[i]
-		cmds[key{c.Group, c.Index}] = c
-	}
-	events := make(map[key][]TraceEvent)
-	var indexes []key
-	for _, ev := range trace {
-		k := key{ev.Group, ev.Index}
-		if _, ok := events[k]; !ok {
-			indexes = append(indexes, k)
-		}
-		events[k] = append(events[k], ev)
-	}
-	for k := range cmds {
-		if _, ok := events[k]; !ok {
-			indexes = append(indexes, k)
-			events[k] = nil
-		}
-	}
-	slices.SortFunc(indexes, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.index, b.index))
-	})
 	queued := make(map[int]map[string]*queuedRequest)
-	for _, k := range indexes {
+	for _, k := range committedEntries(h, trace) {
 		q := queued[k.group]
 		if q == nil {
 			q = make(map[string]*queuedRequest)
 			queued[k.group] = q
 		}
-		cmd := cmds[k]
+		cmd := k.cmd
 		if cmd != nil && cmd.Op == CommandAcquire && cmd.RequestID != "" && cmd.WaitMs > 0 {
 			for _, r := range q {
 				if r.client == cmd.Client && r.requestID == cmd.RequestID {
@@ -102,7 +80,7 @@ func checkCallers(h *History, trace []TraceEvent, f *findings) {
 				}
 			}
 		}
-		for _, ev := range events[k] {
+		for _, ev := range k.events {
 			// The grant names the processes whose attempts still waited for
 			// it (the server's own list): none may be stamped unreachable.
 			if ev.Kind == KindGrant && len(ev.Hosts) > 0 && cmd != nil && len(cmd.Suspects) <= maxSuspects &&

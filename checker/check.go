@@ -206,6 +206,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 	trace := sortedTrace(h.Trace)
 	checkAccounted(h, trace, &f)
 	checkCallers(h, trace, &f)
+	checkWaits(h, trace, &f)
 	checkAtomic(trace, &f)
 	replay := replayQueues(trace)
 	checkFencing(h, trace, &f)

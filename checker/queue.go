@@ -18,7 +18,9 @@ const queueSlack = 2 * time.Millisecond
 // mode), in the same order, leaving out those whose wait had ended. A
 // state machine that drops, reorders or keeps the wrong waiter while its
 // events say otherwise shows here. Replies decided too close to a queue
-// change (or a deadline) to place exactly are skipped.
+// change (or a deadline) to place exactly are skipped, and so are those
+// listing a request after one of its attempts gave up (its deadline is
+// then the latest of the attempts left, see attemptsLeft).
 func checkQueues(h *History, trace []TraceEvent, f *findings) (compared int) {
 	byResource := make(map[string][]TraceEvent)
 	for _, ev := range trace {
@@ -28,6 +30,7 @@ func checkQueues(h *History, trace []TraceEvent, f *findings) (compared int) {
 		}
 	}
 	slack := int64(queueSlack)
+	left := attemptsLeft(h)
 	for _, op := range h.Ops {
 		if op.Input.Op != models.Status || op.Output.Unknown || op.Output.Code != "" {
 			continue
@@ -50,6 +53,8 @@ func checkQueues(h *History, trace []TraceEvent, f *findings) (compared int) {
 				continue
 			}
 			switch {
+			case w.Deadline > at+slack && left.uncertain(w.LeaseID, at+slack):
+				ambiguous = true
 			case w.Deadline > at+slack:
 				want = append(want, models.WaiterView{Client: w.Client, Mode: w.Mode})
 			case w.Deadline >= at-slack:

@@ -394,7 +394,13 @@ func (c *Cluster) Restart(id string) error {
 	c.mu.Unlock()
 	if !m.wiped || wiped*2 <= len(group) {
 		m.wiped = false
-		return c.start(m, false)
+		if err := c.start(m, false); err != nil {
+			return err
+		}
+		if c.work != nil {
+			c.work.rushRestarted(id)
+		}
+		return nil
 	}
 	return c.rebuild(group)
 }

@@ -191,7 +191,7 @@ const maxMismatches = 50
 // apply compares what node applied at index, and the state it left, with
 // the first replica of its group that applied that index.
 func (r *recorder) apply(node string, group int, index uint64, entry []byte, st *lock.State) {
-	a := appliedAt{node: node, entry: fnv64(entry), state: st.Digest()}
+	a := appliedAt{node: node, entry: fnv64(entry), state: replicaDigest(st)}
 	r.command(group, index, entry)
 	r.recordApplied(node, group, index, a, st.Metrics().LogTime, time.Now())
 }
@@ -217,6 +217,11 @@ func (r *recorder) command(group int, index uint64, entry []byte) {
 		c.Op, c.Client, c.RequestID, c.LeaseID, c.WaitMs = checker.CommandAcquire, cmd.ClientID, cmd.RequestID, cmd.LeaseID.String(), cmd.WaitMs
 	case cmd.Op == lock.OpHello:
 		c.Op = checker.CommandHello
+	case cmd.Op == lock.OpCancel:
+		c.Op, c.LeaseID, c.Owner = checker.CommandCancel, cmd.LeaseID.String(), ownerOf(cmd.Owner)
+		if len(cmd.Resources) > 0 {
+			c.Op = checker.CommandCancelMany
+		}
 	case len(cmd.Suspects) > 0:
 		c.Op, c.Host, c.Incarnation = cmd.Op.String(), "", 0
 	default:
@@ -225,6 +230,14 @@ func (r *recorder) command(group int, index uint64, entry []byte) {
 	r.mu.Lock()
 	r.commands = append(r.commands, c)
 	r.mu.Unlock()
+}
+
+// ownerOf renders a cancel's attempt owner for the history ("" for none).
+func ownerOf(id lock.LeaseID) string {
+	if id.IsZero() {
+		return ""
+	}
+	return id.String()
 }
 
 // recordApplied is apply with the hashes taken (real processes send them).

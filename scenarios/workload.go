@@ -66,6 +66,13 @@ type Workload struct {
 	// one field changed (resource, mode or TTL: a misuse, which must be
 	// refused as request_id_reused and change nothing).
 	ReuseIDProb float64 `json:"reuse_id_prob,omitempty"`
+	// ExtendWaitProb is the share of waiting acquires whose caller asks
+	// again under the same request id with a longer wait while the first
+	// call still waits (see extendWait).
+	ExtendWaitProb float64 `json:"extend_wait_prob,omitempty"`
+	// RestartRushProb is the chance that a client, when a node restarts,
+	// sends that node one waiting acquire at once (see rushRestarted).
+	RestartRushProb float64 `json:"restart_rush_prob,omitempty"`
 }
 
 // workload runs the clients of one scenario run. Every client is the real
@@ -78,6 +85,7 @@ type workload struct {
 	rec     *recorder
 	policy  api.Policy
 	clients []*client
+	rush    *restartRush
 }
 
 type client struct {
@@ -120,7 +128,7 @@ func newWorkload(w Workload, c Target, rec *recorder, seed uint64) (*workload, e
 	if _, err := lock.ParsePolicy(w.Policy); err != nil {
 		return nil, err
 	}
-	wl := &workload{w: w, c: c, rec: rec, policy: policy}
+	wl := &workload{w: w, c: c, rec: rec, policy: policy, rush: newRestartRush(seed)}
 	seeds := rand.New(rand.NewPCG(seed, 11))
 	for i := 0; i < w.Clients; i++ {
 		cl := &client{
@@ -135,12 +143,9 @@ func newWorkload(w Workload, c Target, rec *recorder, seed uint64) (*workload, e
 		if gw, ok := c.(Gatewayed); ok && gw.GatewayURL() != "" {
 			// One client for every group: the gateway routes, so the
 			// client's own shard routing (which would reach members) is off.
-			api, err := lockclient.New(lockclient.Config{
-				Endpoints: []string{gw.GatewayURL()}, ClientID: cl.name, HTTPClient: httpClient,
-				AttemptTimeout: clientAttemptTimeout, MaxAttempts: clientMaxAttempts,
-				BackoffBase: clientBackoffBase, BackoffMax: clientBackoffMax, Rand: random,
-				DisableShardRouting: true,
-			})
+			// One client for every group: the gateway routes, so the
+			// client's own shard routing (which would reach members) is off.
+			api, err := newAPIClient(cl.name, httpClient, []string{gw.GatewayURL()}, random, true)
 			if err != nil {
 				return nil, err
 			}
@@ -151,11 +156,7 @@ func newWorkload(w Workload, c Target, rec *recorder, seed uint64) (*workload, e
 			continue
 		}
 		for g := range c.GroupCount() {
-			api, err := lockclient.New(lockclient.Config{
-				Endpoints: wl.endpoints(cl, g), ClientID: cl.name, HTTPClient: httpClient,
-				AttemptTimeout: clientAttemptTimeout, MaxAttempts: clientMaxAttempts,
-				BackoffBase: clientBackoffBase, BackoffMax: clientBackoffMax, Rand: random,
-			})
+			api, err := newAPIClient(cl.name, httpClient, wl.endpoints(cl, g), random, false)
 			if err != nil {
 				return nil, err
 			}
@@ -164,6 +165,16 @@ func newWorkload(w Workload, c Target, rec *recorder, seed uint64) (*workload, e
 		wl.clients = append(wl.clients, cl)
 	}
 	return wl, nil
+}
+
+// newAPIClient is the Go client a simulated client uses on endpoints.
+func newAPIClient(name string, httpClient *http.Client, endpoints []string, random *rand.Rand, noRouting bool) (*lockclient.Client, error) {
+	return lockclient.New(lockclient.Config{
+		Endpoints: endpoints, ClientID: name, HTTPClient: httpClient,
+		AttemptTimeout: clientAttemptTimeout, MaxAttempts: clientMaxAttempts,
+		BackoffBase: clientBackoffBase, BackoffMax: clientBackoffMax, Rand: random,
+		DisableShardRouting: noRouting,
+	})
 }
 
 // endpoints lists the API of every node of group g a client may use: all
@@ -196,6 +207,8 @@ func (wl *workload) pause(i int, d time.Duration) {
 
 // run drives every client until ctx ends.
 func (wl *workload) run(ctx context.Context) {
+	wl.rush.open(ctx)
+	defer wl.rush.close()
 	var wg sync.WaitGroup
 	for _, cl := range wl.clients {
 		wg.Add(1)
@@ -265,7 +278,16 @@ func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
 		}
 	}
 	sent := time.Now()
-	lease, err := wl.acquire(ctx, cl, resource, opts, giveUp)
+	var lease *lockclient.Lease
+	var err error
+	// Drawn only when extending is on, so other scenarios keep their
+	// seeded schedules.
+	if wl.w.ExtendWaitProb > 0 && opts.Wait > 0 && giveUp == 0 && cl.rng.Float64() < wl.w.ExtendWaitProb {
+		opts.KeepAlive = false
+		lease, err = wl.extendWait(ctx, cl, resource, opts)
+	} else {
+		lease, err = wl.acquire(ctx, cl, resource, opts, giveUp)
+	}
 	if err != nil && retryable(err) && cl.rng.Float64() < wl.w.RetryProb {
 		// The answer was lost: ask again for the same request.
 		opts.Wait = max(0, opts.Wait-time.Since(sent))
@@ -348,16 +370,26 @@ const sharedRequestIDs = 4
 
 // acquire asks for resource; giveUp > 0 abandons the call after that long.
 func (wl *workload) acquire(ctx context.Context, cl *client, resource string, opts lockclient.AcquireOptions, giveUp time.Duration) (*lockclient.Lease, error) {
-	limit := opTimeout + opts.Wait
-	if wl.w.AcquireOnce {
-		limit = clientAttemptTimeout + opts.Wait
-	}
-	if giveUp > 0 {
-		limit = giveUp
-	}
-	cctx, cancel := context.WithTimeout(ctx, limit)
+	return wl.acquireWith(ctx, cl.apiFor(wl.c, resource), resource, opts, giveUp)
+}
+
+// acquireWith is acquire through the Go client api.
+func (wl *workload) acquireWith(ctx context.Context, api *lockclient.Client, resource string, opts lockclient.AcquireOptions, giveUp time.Duration) (*lockclient.Lease, error) {
+	cctx, cancel := context.WithTimeout(ctx, wl.callLimit(opts, giveUp))
 	defer cancel()
-	return cl.apiFor(wl.c, resource).Acquire(cctx, resource, opts)
+	return api.Acquire(cctx, resource, opts)
+}
+
+// callLimit is how long one acquire call may take: a call and its wait,
+// or one attempt and its wait (AcquireOnce), or until its caller gives up.
+func (wl *workload) callLimit(opts lockclient.AcquireOptions, giveUp time.Duration) time.Duration {
+	switch {
+	case giveUp > 0:
+		return giveUp
+	case wl.w.AcquireOnce:
+		return clientAttemptTimeout + opts.Wait
+	}
+	return opTimeout + opts.Wait
 }
 
 // apiFor is the client of resource's group.

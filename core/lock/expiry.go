@@ -1,5 +1,10 @@
 package lock
 
+import (
+	"slices"
+	"sort"
+)
+
 // expiryHeap orders resources with holders by their earliest lease expiry
 // (and those a multi request's queue entry keeps by its deadline, see
 // resource.due), so the leases due at log time T are found without a scan. It holds 4-byte
@@ -115,4 +120,19 @@ func (h *expiryHeap) down(i0 int) bool {
 		i = j
 	}
 	return i > i0
+}
+
+// appendOrder appends the names of the heap's resources in the order the
+// heap's own comparison puts them: the order in which their leases expire
+// (and their waiters are granted, with tokens in that order). A replica
+// restored from a snapshot rebuilt its heap in name order, so Digest covers
+// this order: any tie left open shows as a divergence from a replica that
+// replayed the log.
+func (h *expiryHeap) appendOrder(buf []byte) []byte {
+	tmp := expiryHeap{arena: h.arena, ids: slices.Clone(h.ids)}
+	sort.Slice(tmp.ids, func(i, j int) bool { return tmp.less(i, j) })
+	for _, id := range tmp.ids {
+		buf = appendString(buf, h.arena.peekAt(id).name)
+	}
+	return buf
 }

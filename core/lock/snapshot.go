@@ -105,13 +105,16 @@ func (v *snapshotView) appendCore(buf []byte) []byte {
 }
 
 // Digest is a hash of the whole state, equal on replicas whose Snapshots
-// are equal (and, but for hash collisions, different otherwise). It costs
-// what encoding the lock table does, not the dedupe tables, which can be
-// far larger: their hashes are kept up to date as entries come and go.
+// are equal (and, but for hash collisions, different otherwise), and of the
+// order in which the locks' leases expire, which a restore must rebuild
+// (see expiryHeap.appendOrder). It costs what encoding the lock table does,
+// not the dedupe tables, which can be far larger: their hashes are kept up
+// to date as entries come and go.
 func (s *State) Digest() uint64 {
 	h := fnv.New64a()
 	v := s.view()
-	_, _ = h.Write(v.appendCore(make([]byte, 0, 64+s.resources.len()*96)))
+	buf := v.appendCore(make([]byte, 0, 64+s.resources.len()*96))
+	_, _ = h.Write(s.expiry.appendOrder(buf))
 	sum := h.Sum64()
 	for _, t := range []*dedupeTable{&s.dedupe, &s.settled} {
 		sum = sum*1099511628211 ^ t.sum

@@ -1,0 +1,52 @@
+package checker
+
+import (
+	"cmp"
+	"slices"
+)
+
+// committedEntry is one log entry of one group as the checks that replay
+// callers read it: its command (nil when not recorded) and its events in
+// the state machine's order.
+type committedEntry struct {
+	group  int
+	index  uint64
+	cmd    *Command
+	events []TraceEvent
+}
+
+// committedEntries joins h's commands with the trace, in log order per
+// group (groups one after another).
+func committedEntries(h *History, trace []TraceEvent) []committedEntry {
+	type key struct {
+		group int
+		index uint64
+	}
+	byKey := make(map[key]*committedEntry)
+	var keys []key
+	at := func(k key) *committedEntry {
+		e, ok := byKey[k]
+		if !ok {
+			e = &committedEntry{group: k.group, index: k.index}
+			byKey[k] = e
+			keys = append(keys, k)
+		}
+		return e
+	}
+	for _, ev := range trace {
+		e := at(key{ev.Group, ev.Index})
+		e.events = append(e.events, ev)
+	}
+	for i := range h.Commands {
+		c := &h.Commands[i]
+		at(key{c.Group, c.Index}).cmd = c
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.index, b.index))
+	})
+	out := make([]committedEntry, len(keys))
+	for i, k := range keys {
+		out[i] = *byKey[k]
+	}
+	return out
+}
