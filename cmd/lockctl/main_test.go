@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
+	"github.com/lockstep/lockstep/core/loopback"
 	"github.com/lockstep/lockstep/core/node"
 )
 
@@ -33,12 +33,10 @@ func startMemberWith(t *testing.T, tune func(*lockd.Options)) string {
 // startMemberTLS is startMemberWith serving tls (nil: plaintext).
 func startMemberTLS(t *testing.T, tls *lockd.TLS, tune func(*lockd.Options)) *lockd.Member {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	raftAddr, err := loopback.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	raftAddr := ln.Addr().String()
-	_ = ln.Close()
 	peers := []node.Peer{{ID: "n1", RaftAddr: raftAddr}}
 	opts := lockd.Options{ID: "n1", RaftAddr: raftAddr, HTTPAddr: "127.0.0.1:0",
 		DataDir: filepath.Join(t.TempDir(), "n1"), Peers: peers, Bootstrap: true, Shards: 1,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
+	"github.com/lockstep/lockstep/core/loopback"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/placement"
 )
@@ -51,12 +51,11 @@ func startShardedCluster(t *testing.T) ([]node.Peer, []*lockd.Member) {
 	for i := range 3 {
 		var addrs [2]string
 		for j := range addrs {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			addr, err := loopback.Addr()
 			if err != nil {
 				t.Fatal(err)
 			}
-			addrs[j] = ln.Addr().String()
-			ln.Close()
+			addrs[j] = addr
 		}
 		peers = append(peers, node.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: addrs[0], HTTPAddr: addrs[1]})
 	}

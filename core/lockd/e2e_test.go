@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
+	"github.com/lockstep/lockstep/core/loopback"
 	"github.com/lockstep/lockstep/core/node"
 )
 
@@ -32,12 +32,11 @@ type cluster struct {
 
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopback.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 func startCluster(t *testing.T, store lockd.LogStoreKind, with ...func(i int, o *lockd.Options)) *cluster {
@@ -56,9 +55,8 @@ func startClusterTB(t testing.TB, store lockd.LogStoreKind, with ...func(i int, 
 		c.peers = append(c.peers, node.Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: freeAddr(t), HTTPAddr: freeAddr(t)})
 		c.dirs = append(c.dirs, filepath.Join(base, fmt.Sprintf("n%d", i+1)))
 	}
-	for i := range c.peers {
-		c.start(i)
-	}
+	// Before the first start: a start that fails stops the ones before it
+	// (and before t.TempDir's removal, which runs after this).
 	t.Cleanup(func() {
 		for i, m := range c.members {
 			if m != nil {
@@ -66,6 +64,9 @@ func startClusterTB(t testing.TB, store lockd.LogStoreKind, with ...func(i int, 
 			}
 		}
 	})
+	for i := range c.peers {
+		c.start(i)
+	}
 	return c
 }
 

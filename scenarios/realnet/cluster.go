@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/faultctl"
+	"github.com/lockstep/lockstep/core/loopback"
 	"github.com/lockstep/lockstep/core/placement"
 	"github.com/lockstep/lockstep/nemesis"
 	"github.com/lockstep/lockstep/nemesis/proxy"
@@ -103,15 +104,8 @@ type member struct {
 // scenario's faults (lockd's default is 2 s).
 const spreadInterval = 500 * time.Millisecond
 
-// freePort reserves a loopback port by binding and releasing it.
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
+// freePort picks a loopback address a restarted member can bind again.
+func freePort() (string, error) { return loopback.Addr() }
 
 // NewCluster lays out the members and their proxies and starts every
 // process with --bootstrap (and the gateway, if asked).
