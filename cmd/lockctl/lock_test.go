@@ -19,12 +19,13 @@ import (
 // Goal: `lockctl lock job -- sleep 3` holds job for exactly the command's
 // life, as the log records it: one grant before the command starts and
 // its release after the command ends, at least 3 s of log time apart,
-// nothing else on job in between (the 1 s TTL was renewed, not let
-// expire); lockctl exits 0 like sleep. Method: one member; run it, then
+// nothing else on job in between (the 2 s TTL was renewed, not let
+// expire: 1 s would leave a race-enabled run on a busy box too little room
+// for its renew); lockctl exits 0 like sleep. Method: one member; run it, then
 // read job's history with watch from the shard's first index.
 func TestLockSleepHoldsForItsLife(t *testing.T) {
 	ep := startMember(t)
-	if code, _, errOut := lockctl(t, "--endpoints", ep, "lock", "job", "--ttl", "1s", "--", "sleep", "3"); code != exitOK {
+	if code, _, errOut := lockctl(t, "--endpoints", ep, "lock", "job", "--ttl", "2s", "--", "sleep", "3"); code != exitOK {
 		t.Fatalf("lockctl lock job -- sleep 3: exit %d %q", code, errOut)
 	}
 	ev := watchLines(t, ep, "job", 2)

@@ -134,9 +134,10 @@ func TestExitCodes(t *testing.T) {
 // Goal: lock holds the lock exactly for the command's life: granted before
 // it starts (its fencing token in the environment), kept past its TTL by
 // renewals, refused to others meanwhile, released as soon as it exits, and
-// lockctl exits with the command's code. Method: a 1 s TTL and a command
-// that records its environment, sleeps 3 s and exits 7; the test reads
-// the holder through HTTP twice TTL in, tries a competing acquire, and
+// lockctl exits with the command's code. Method: a 2 s TTL (1 s left a
+// race-enabled run on a busy box too little room for a renew) and a command
+// that records its environment, sleeps 5 s and exits 7; the test reads
+// the holder through HTTP 1.5 TTLs in, tries a competing acquire, and
 // checks the lock is free right after lockctl returns (an expiry would
 // take up to a TTL).
 func TestLockHoldsForCommandLife(t *testing.T) {
@@ -145,8 +146,8 @@ func TestLockHoldsForCommandLife(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		var stdout, stderr bytes.Buffer
-		done <- run(context.Background(), []string{"--endpoints", ep, "lock", "job", "--ttl", "1s", "--",
-			"sh", "-c", `echo "$LOCKSTEP_FENCING_TOKEN $LOCKSTEP_LEASE_ID $LOCKSTEP_RESOURCE" > ` + env + `; sleep 3; exit 7`},
+		done <- run(context.Background(), []string{"--endpoints", ep, "lock", "job", "--ttl", "2s", "--",
+			"sh", "-c", `echo "$LOCKSTEP_FENCING_TOKEN $LOCKSTEP_LEASE_ID $LOCKSTEP_RESOURCE" > ` + env + `; sleep 5; exit 7`},
 			strings.NewReader(""), &stdout, &stderr)
 	}()
 	var fields []string
@@ -158,11 +159,11 @@ func TestLockHoldsForCommandLife(t *testing.T) {
 	if fields[2] != "job" {
 		t.Fatalf("LOCKSTEP_RESOURCE = %q", fields[2])
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(3 * time.Second) // 1.5 TTLs: held only if renewed
 	hs := holders(t, ep, "job")
 	if len(hs) != 1 || hs[0].LeaseFingerprint != api.LeaseFingerprint(fields[1]) ||
 		fields[0] != strconv.FormatUint(hs[0].FencingToken, 10) {
-		t.Fatalf("holders two TTLs in: %+v, command saw token %s lease %s", hs, fields[0], fields[1])
+		t.Fatalf("holders 1.5 TTLs in: %+v, command saw token %s lease %s", hs, fields[0], fields[1])
 	}
 	if code, _, _ := lockctl(t, "--endpoints", ep, "acquire", "job", "--ttl", "1s"); code != exitNotGranted {
 		t.Fatalf("competing acquire: exit %d, want %d", code, exitNotGranted)
