@@ -182,7 +182,9 @@ func Start(opts Options) (_ *Member, err error) {
 	var host atomic.Pointer[shard.Host]
 	env := func(g uint64) (shard.Env, error) {
 		dir := filepath.Join(opts.DataDir, groupDir(g))
+		// Local: env runs once per group, after Start's own err is done with.
 		var stores node.Stores
+		var err error
 		if sharedWAL != nil {
 			stores, err = openSharedStores(sharedWAL, g, dir, opts.RaftLogs)
 		} else {
