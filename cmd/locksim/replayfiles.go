@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -63,9 +64,14 @@ func sameFiles(saved, fresh string) (int, []string, error) {
 	return same, diffs, nil
 }
 
-// readTree reads every regular file under dir, keyed by relative path.
+// readTree reads every regular file under dir, keyed by relative path. A
+// missing dir is an empty tree: a run whose guest crashed saves nothing, and
+// two replays that crash alike are identical.
 func readTree(dir string) (map[string][]byte, error) {
 	files := map[string][]byte{}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return files, nil
+	}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err

@@ -8,5 +8,5 @@ import "github.com/hashicorp/raft"
 // disk store.
 func NewMemStores() Stores {
 	mem := raft.NewInmemStore()
-	return Stores{Log: mem, Stable: mem, Snapshot: raft.NewInmemSnapshotStore()}
+	return Stores{Log: mem, Stable: mem, Snapshot: newMemSnapshots()}
 }
