@@ -17,9 +17,10 @@ type linearMemory struct {
 	accessible int // bytes made readable and writable so far
 }
 
-// newLinearMemory returns an allocator reserving maxBytes of address
-// space per memory (not memory: untouched pages cost nothing), or nil to
-// leave wazero's default if the reservation fails.
+// newLinearMemory returns an allocator reserving maxBytes of address space
+// per memory: 4 GiB for a Go guest, which declares no maximum, but address
+// space only; untouched pages cost nothing. Where the reservation fails
+// (an address-space limit), the memory grows by copying, as by default.
 func newLinearMemory() experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(_, maxBytes uint64) experimental.LinearMemory {
 		b, err := syscall.Mmap(-1, 0, int(maxBytes), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
