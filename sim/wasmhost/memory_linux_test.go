@@ -41,3 +41,19 @@ func TestLinearMemoryGrowsInPlace(t *testing.T) {
 		t.Errorf("grew past the maximum to %d bytes", len(b))
 	}
 }
+
+// TestSliceMemoryGrows: goal — the fallback for when no address space can
+// be reserved keeps the contents and zeroes what it adds. Method: grow it
+// twice, writing at each end.
+func TestSliceMemoryGrows(t *testing.T) {
+	var mem sliceMemory
+	b := mem.Reallocate(16)
+	b[15] = 7
+	b = mem.Reallocate(64)
+	if len(b) != 64 || b[15] != 7 || b[16] != 0 || b[63] != 0 {
+		t.Fatalf("grown to 64: len %d, kept %d, new bytes %d %d", len(b), b[15], b[16], b[63])
+	}
+	if b = mem.Reallocate(32); len(b) != 32 || b[15] != 7 {
+		t.Fatalf("asked for 32: len %d, kept %d", len(b), b[15])
+	}
+}
