@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -134,7 +135,7 @@ func (h *Host) Run(ctx context.Context, r Run) (uint32, Timing, error) {
 		config = config.WithEnv(kv[0], kv[1])
 	}
 	start := time.Now()
-	mod, err := h.runtime.InstantiateModule(ctx, h.module, config)
+	mod, err := h.runtime.InstantiateModule(experimental.WithMemoryAllocator(ctx, newLinearMemory()), h.module, config)
 	timing.Instantiate = time.Since(start)
 	if err != nil {
 		return 0, timing, fmt.Errorf("wasmhost: instantiate: %w", err)
