@@ -33,7 +33,7 @@ func (n *Node) AcquireMany(ctx context.Context, cmd lock.Command) (lock.Result, 
 		grants, stop = n.notify.waitMany(waitingFor)
 	}
 	defer func() { stop() }()
-	res, err := n.propose(ctx, cmd)
+	res, err := n.proposeAttempt(ctx, cmd)
 	if err != nil {
 		return res, err
 	}
