@@ -94,15 +94,7 @@ func TestLivenessOrphanedLease(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, trace := base()
 			trace = tc.edit(h, trace)
-			var f findings
-			checkLiveness(h, replayQueues(trace), trace, Options{GrantBound: 8 * time.Second}, &f)
-			failed := false
-			for _, v := range f.list {
-				failed = failed || (v.Check == CheckLiveness && strings.Contains(v.Message, "waiter c2"))
-			}
-			if failed != tc.fails {
-				t.Fatalf("liveness failed=%v, want %v: %v", failed, tc.fails, f.list)
-			}
+			wantC2Failure(t, h, trace, tc.fails)
 		})
 	}
 }
@@ -166,15 +158,21 @@ func TestLivenessDirectGrantAnswerLost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, trace := base()
 			tc.edit(h, trace)
-			var f findings
-			checkLiveness(h, replayQueues(trace), trace, Options{GrantBound: 8 * time.Second}, &f)
-			failed := false
-			for _, v := range f.list {
-				failed = failed || (v.Check == CheckLiveness && strings.Contains(v.Message, "waiter c2"))
-			}
-			if failed != tc.fails {
-				t.Fatalf("liveness failed=%v, want %v: %v", failed, tc.fails, f.list)
-			}
+			wantC2Failure(t, h, trace, tc.fails)
 		})
+	}
+}
+
+// wantC2Failure checks the liveness verdict on waiter c2 (bound 8 s).
+func wantC2Failure(t *testing.T, h *History, trace []TraceEvent, want bool) {
+	t.Helper()
+	var f findings
+	checkLiveness(h, replayQueues(trace), trace, Options{GrantBound: 8 * time.Second}, &f)
+	failed := false
+	for _, v := range f.list {
+		failed = failed || (v.Check == CheckLiveness && strings.Contains(v.Message, "waiter c2"))
+	}
+	if failed != want {
+		t.Fatalf("liveness failed=%v, want %v: %v", failed, want, f.list)
 	}
 }
