@@ -60,15 +60,7 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 			}
 			sent := time.Now()
 			fctx, fspan := n.startForward(ctx, leader)
-			// A leader that died holds a forward until the caller's
-			// deadline; once raft here sees it gone (an election starts),
-			// stop waiting: a forward it never received then fails as
-			// unsent, and the loop takes it to the next leader.
-			fctx, cancel := context.WithCancel(fctx)
-			stop := n.contacts.onLeaderLeft(raft.ServerID(leader.ID), cancel)
 			out, err := n.cfg.Forwarder.Forward(fctx, leader, buf)
-			stop()
-			cancel()
 			endSpan(fspan, err)
 			n.stageSince(StageForward, sent)
 			if err == nil {
