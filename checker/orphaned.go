@@ -28,7 +28,7 @@ type Restart struct {
 type span struct{ from, to int64 }
 
 // orphanedLeases returns, per resource, the log-time spans during which a
-// lease held only for callers of killed processes blocked it: the gaps README
+// lease whose callers were lost with killed processes blocked it: the gaps README
 // "Semantics" accepts, from the grant until the grant's expiry (or an
 // earlier free). Waiting behind such a lease is not the service failing to
 // make progress. Exactly, a grant is excused when either
@@ -54,22 +54,19 @@ func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 		if ev.Kind != KindGrant || ev.LeaseID == "" {
 			continue
 		}
-		if len(ev.Hosts) == 0 {
-			if directAnswerLost(h, ev, firstAt) {
-				l := lives[[2]string{ev.Resource, ev.LeaseID}]
-				to := ev.ExpiresAt
-				if l != nil && l.freed {
-					to = min(to, l.freedAt)
-				}
-				out[ev.Resource] = append(out[ev.Resource], span{from: ev.LogTime, to: to})
-			}
-			continue
-		}
 		to := ev.ExpiresAt
 		l := lives[[2]string{ev.Resource, ev.LeaseID}]
 		freedAt, freed := int64(0), l != nil && l.freed
 		if freed {
 			to = min(to, l.freedAt)
+		}
+		if len(ev.Hosts) == 0 {
+			if directAnswerLost(h, ev, firstAt) {
+				out[ev.Resource] = append(out[ev.Resource], span{from: ev.LogTime, to: to})
+			}
+			continue
+		}
+		if freed {
 			if freedAt, freed = firstAt[[2]uint64{uint64(ev.Group), l.freedIndex}]; !freed {
 				continue // no time for the free: nothing to say the grant outlived anyone
 			}
