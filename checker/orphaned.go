@@ -3,6 +3,8 @@ package checker
 import (
 	"slices"
 	"strings"
+
+	"github.com/lockstep/lockstep/models"
 )
 
 // Restart is one node process ending and the next one starting: the
@@ -26,16 +28,18 @@ type Restart struct {
 type span struct{ from, to int64 }
 
 // orphanedLeases returns, per resource, the log-time spans during which a
-// lease held only for callers of killed processes blocked it: the gap README
-// "Semantics" accepts (a grant the dying process had stored may have been
-// delivered, so its restart does not release it and it lasts its TTL).
-// Exactly: a queued grant such that, for every host still holding an
-// attempt, the process that proposed the attempt (the acquire entry's host
-// and incarnation) ended in a kill fault with the grant's entry in its
-// stores (Restart.Kept at or past the grant's index), that kill starting
-// before the lease was freed (the grant outlived its callers); from the
-// grant until the grant's expiry (or an earlier free). Waiting behind such
-// a lease is not the service failing to make progress.
+// lease whose callers were lost with killed processes blocked it: the gaps README
+// "Semantics" accepts, from the grant until the grant's expiry (or an
+// earlier free). Waiting behind such a lease is not the service failing to
+// make progress. Exactly, a grant is excused when either
+//   - it is a queued grant such that, for every host still holding an
+//     attempt, the process that proposed the attempt (the acquire entry's
+//     host and incarnation) ended in a kill fault with the grant's entry in
+//     its stores (Restart.Kept at or past the grant's index), that kill
+//     starting before the lease was freed (a grant the dying process had
+//     stored may have been delivered, so its restart does not release it);
+//   - or it is a direct grant (made by its acquire's own entry) whose answer
+//     was lost (directAnswerLost).
 func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 	firstAt := map[[2]uint64]int64{} // (group, index) -> virtual time first applied
 	for _, e := range h.Entries {
@@ -47,7 +51,7 @@ func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 	}
 	out := map[string][]span{}
 	for _, ev := range trace {
-		if ev.Kind != KindGrant || len(ev.Hosts) == 0 || ev.LeaseID == "" {
+		if ev.Kind != KindGrant || ev.LeaseID == "" {
 			continue
 		}
 		to := ev.ExpiresAt
@@ -55,6 +59,14 @@ func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 		freedAt, freed := int64(0), l != nil && l.freed
 		if freed {
 			to = min(to, l.freedAt)
+		}
+		if len(ev.Hosts) == 0 {
+			if directAnswerLost(h, ev, firstAt) {
+				out[ev.Resource] = append(out[ev.Resource], span{from: ev.LogTime, to: to})
+			}
+			continue
+		}
+		if freed {
 			if freedAt, freed = firstAt[[2]uint64{uint64(ev.Group), l.freedIndex}]; !freed {
 				continue // no time for the free: nothing to say the grant outlived anyone
 			}
@@ -68,6 +80,53 @@ func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 		}
 	}
 	return out
+}
+
+// directAnswerLost tells whether grant was made at once by its acquire's own
+// entry and its answer was lost with a process that died holding that entry:
+// README "Semantics": such a grant is the client's and lasts its TTL unless
+// the client retries under its request_id and is answered. Exactly: every
+// call the client made under the request's (client, request_id) ended with
+// an unknown outcome, and a process of the group was killed with the entry
+// in its stores (Restart.Kept at or past its index), the kill starting after
+// the request's first call and before the entry first applied anywhere (the
+// leader that took the entry, or a member it passed through, died with it in
+// flight).
+func directAnswerLost(h *History, grant TraceEvent, firstAt map[[2]uint64]int64) bool {
+	applied, ok := firstAt[[2]uint64{uint64(grant.Group), grant.Index}]
+	if !ok {
+		return false
+	}
+	i := slices.IndexFunc(h.Commands, func(c Command) bool {
+		return c.Op == CommandAcquire && c.Group == grant.Group && c.Index == grant.Index && c.LeaseID == grant.LeaseID
+	})
+	if i < 0 || h.Commands[i].RequestID == "" {
+		return false
+	}
+	cmd := h.Commands[i]
+	firstCall, calls := int64(0), 0
+	for _, op := range h.Ops {
+		if op.Input.Op != models.Acquire || op.Input.ClientID != cmd.Client || op.Input.RequestID != cmd.RequestID {
+			continue
+		}
+		if !op.Output.Unknown {
+			return false // the client was answered: the lease is a held one
+		}
+		if calls == 0 || op.Call < firstCall {
+			firstCall = op.Call
+		}
+		calls++
+	}
+	if calls == 0 {
+		return false
+	}
+	return slices.ContainsFunc(h.Restarts, func(r Restart) bool {
+		if r.Group != grant.Group || r.Kept < grant.Index {
+			return false
+		}
+		killed, ok := killedBefore(h.Faults, r.Node, r.At)
+		return ok && firstCall <= killed && killed < applied
+	})
 }
 
 // killedHoldingGrant returns when the process of host that proposed an

@@ -1,9 +1,12 @@
 package checker
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockstep/lockstep/models"
 )
 
 // TestLivenessOrphanedLease: goal — waiting behind a lease granted to a
@@ -91,15 +94,85 @@ func TestLivenessOrphanedLease(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, trace := base()
 			trace = tc.edit(h, trace)
-			var f findings
-			checkLiveness(h, replayQueues(trace), trace, Options{GrantBound: 8 * time.Second}, &f)
-			failed := false
-			for _, v := range f.list {
-				failed = failed || (v.Check == CheckLiveness && strings.Contains(v.Message, "waiter c2"))
-			}
-			if failed != tc.fails {
-				t.Fatalf("liveness failed=%v, want %v: %v", failed, tc.fails, f.list)
-			}
+			wantC2Failure(t, h, trace, tc.fails)
 		})
+	}
+}
+
+// TestLivenessDirectGrantAnswerLost: goal — waiting behind a grant made at
+// once (the lock was free) whose answer was lost with a process that died
+// holding its entry (README "Semantics": it is the client's and lasts its
+// TTL) is not a liveness failure, and nothing wider is excused. Method: c1's
+// acquire (held by the live n2) is taken by the leader n1, which is killed
+// with the entry stored before it applies anywhere; the next leader commits
+// it as a direct grant; c1's only call ends unknown; c2 waits 30 s behind it
+// (pass; the rule before the direct-grant case failed it). Variants where
+// c1 was answered, where the killed process's stores held another entry at
+// that index, where the kill came only after the entry applied or before
+// c1 called, where no call of the request is recorded, where the lease
+// outlives its expiry and where the fault is not a kill must each fail.
+func TestLivenessDirectGrantAnswerLost(t *testing.T) {
+	ms := int64(time.Millisecond)
+	base := func() (*History, []TraceEvent) {
+		trace := []TraceEvent{
+			{Index: 4, LogTime: 1000 * ms, Kind: KindGrant, Resource: "r", LeaseID: "L1", Client: "c1", Mode: "exclusive", Token: 1, ExpiresAt: 31000 * ms},
+			{Index: 5, LogTime: 1100 * ms, Kind: KindEnqueue, Resource: "r", LeaseID: "L2", Client: "c2", Mode: "exclusive", ExpiresAt: 60000 * ms},
+			{Index: 9, LogTime: 31000 * ms, Kind: KindExpire, Resource: "r", LeaseID: "L1", Client: "c1"},
+			{Index: 9, LogTime: 31000 * ms, Kind: KindGrant, Resource: "r", LeaseID: "L2", Client: "c2", Mode: "exclusive", Token: 2, ExpiresAt: 41000 * ms},
+			{Index: 10, LogTime: 41000 * ms, Kind: KindExpire, Resource: "r", LeaseID: "L2", Client: "c2"},
+		}
+		h := &History{
+			Ops: []Op{{ClientID: 1, Call: 900 * ms, Return: math.MaxInt64,
+				Input:  models.LockInput{Op: models.Acquire, Resource: "r", ClientID: "c1", RequestID: "c1-1", Wait: true},
+				Output: models.LockOutput{Unknown: true}}},
+			Entries: []Entry{{Index: 4, LogTime: 1000 * ms, At: 2500 * ms}, {Index: 5, LogTime: 1100 * ms, At: 2600 * ms},
+				{Index: 9, LogTime: 31000 * ms, At: 32000 * ms}},
+			Commands: []Command{{Index: 4, Op: CommandAcquire, Client: "c1", RequestID: "c1-1", LeaseID: "L1", Host: "n2", Incarnation: 7, WaitMs: 10000},
+				{Index: 5, Op: CommandAcquire, Client: "c2", RequestID: "c2-1", LeaseID: "L2", Host: "n2", Incarnation: 7, WaitMs: 60000}},
+			Faults:   []Fault{{Name: "killLeader", Target: "n1", Start: 950 * ms, End: 4000 * ms}},
+			Restarts: []Restart{{Node: "n1", At: 3900 * ms, Incarnation: 5, Applied: 3, Stored: 4, Kept: 4}},
+		}
+		return h, trace
+	}
+	cases := []struct {
+		name  string
+		edit  func(h *History, tr []TraceEvent)
+		fails bool
+	}{
+		{"answer lost with the leader that stored it", func(h *History, tr []TraceEvent) {}, false},
+		{"a retry was answered", func(h *History, tr []TraceEvent) {
+			h.Ops = append(h.Ops, Op{ClientID: 2, Call: 1200 * ms, Return: 2700 * ms,
+				Input:  models.LockInput{Op: models.Acquire, Resource: "r", ClientID: "c1", RequestID: "c1-1", Wait: true},
+				Output: models.LockOutput{Granted: true, LeaseID: "L1", Token: 1}})
+		}, true},
+		{"killed with another entry stored at the index", func(h *History, tr []TraceEvent) { h.Restarts[0].Kept = 3 }, true},
+		{"killed only after the entry applied", func(h *History, tr []TraceEvent) { h.Entries[0].At = 940 * ms }, true},
+		{"killed before the request was made", func(h *History, tr []TraceEvent) { h.Ops[0].Call = 1000 * ms }, true},
+		{"no call of the request recorded", func(h *History, tr []TraceEvent) { h.Ops = nil }, true},
+		{"lease outlives its expiry", func(h *History, tr []TraceEvent) {
+			tr[2].LogTime, tr[3].LogTime, tr[4].LogTime = 40000*ms, 40000*ms, 50000*ms
+		}, true},
+		{"not a kill", func(h *History, tr []TraceEvent) { h.Faults[0].Name = "partitionLeader" }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, trace := base()
+			tc.edit(h, trace)
+			wantC2Failure(t, h, trace, tc.fails)
+		})
+	}
+}
+
+// wantC2Failure checks the liveness verdict on waiter c2 (bound 8 s).
+func wantC2Failure(t *testing.T, h *History, trace []TraceEvent, want bool) {
+	t.Helper()
+	var f findings
+	checkLiveness(h, replayQueues(trace), trace, Options{GrantBound: 8 * time.Second}, &f)
+	failed := false
+	for _, v := range f.list {
+		failed = failed || (v.Check == CheckLiveness && strings.Contains(v.Message, "waiter c2"))
+	}
+	if failed != want {
+		t.Fatalf("liveness failed=%v, want %v: %v", failed, want, f.list)
 	}
 }

@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"fmt"
+	"slices"
+
 	"github.com/lockstep/lockstep/core/ctxtime"
 )
 
@@ -11,30 +13,38 @@ type attemptFunc func(ctx context.Context, endpoint string) error
 
 // retry runs attempt until it succeeds, fails with a 4xx, ctx ends or
 // MaxAttempts is used up. An attempt goes to the leader of resource's shard
-// when the cached shard map names it (and it has not failed this call);
-// otherwise attempt i goes to the i-th endpoint after the one that answered
-// last, so retries rotate across the whole cluster and a dead node costs
-// one attempt. A failed leader attempt refreshes the map. Callers make
+// when the cached shard map names it; otherwise to the next endpoint in turn
+// from the one that answered last, so retries rotate across the whole
+// cluster. An endpoint (or leader) that failed this call is not asked again
+// while another has not failed, so a dead node costs one attempt even when
+// the map still names it; once every endpoint has failed, the rotation
+// starts over. A failed leader attempt refreshes the map. Callers make
 // attempts idempotent (request ids).
 func (c *Client) retry(ctx context.Context, op, resource string, attempt attemptFunc) error {
 	start := int(c.preferred.Load())
 	var last error
-	leaderFailed := ""
+	failed := make(map[string]bool, len(c.endpoints))
+	turn := 0 // the next endpoint in rotation is start+turn
 	for i := range c.maxAttempts {
 		if i > 0 {
 			if err := ctxtime.Sleep(ctx, c.backoff.delay(i-1)); err != nil {
 				return fmt.Errorf("%w (last error: %w)", err, last)
 			}
 		}
-		idx := (start + i) % len(c.endpoints)
-		target := c.endpoints[idx]
+		if !slices.ContainsFunc(c.endpoints, func(e string) bool { return !failed[e] }) {
+			clear(failed)
+		}
 		leader := c.leaderURL(resource)
-		if leader != "" && leader != leaderFailed {
-			target = leader
+		target, idx := leader, -1
+		if leader == "" || failed[leader] {
+			for target = ""; target == "" || failed[target]; turn++ {
+				idx = (start + turn) % len(c.endpoints)
+				target = c.endpoints[idx]
+			}
 		}
 		err := attempt(ctx, target)
 		if err == nil {
-			if target == c.endpoints[idx] {
+			if idx >= 0 {
 				c.preferred.Store(uint32(idx))
 			}
 			return nil
@@ -45,8 +55,8 @@ func (c *Client) retry(ctx context.Context, op, resource string, attempt attempt
 		if !retryable(err) {
 			return err
 		}
+		failed[target] = true
 		if target == leader {
-			leaderFailed = leader
 			c.refreshRoutes()
 		}
 		last = err

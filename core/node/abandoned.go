@@ -1,6 +1,8 @@
 package node
 
 import (
+	"context"
+	"errors"
 	"sync"
 
 	"github.com/lockstep/lockstep/core/lock"
@@ -31,6 +33,8 @@ type attempts struct {
 // attemptState is what this process knows of one attempt.
 type attemptState struct {
 	resource string
+	// resources are a multi request's (acquire_many); nil for a single one.
+	resources []string
 	// applied: the acquire entry applied here; queued and waitingFor are
 	// its outcome (waitingFor is the first attempt's id for a retry that
 	// joined it).
@@ -40,14 +44,15 @@ type attemptState struct {
 	abandoned  bool
 }
 
-// begin registers attempt id on resource before it is proposed.
-func (a *attempts) begin(id lock.LeaseID, resource string) {
+// begin registers attempt id of cmd (an acquire or acquire_many) before it
+// is proposed.
+func (a *attempts) begin(id lock.LeaseID, cmd *lock.Command) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.byID == nil {
 		a.byID = make(map[lock.LeaseID]*attemptState)
 	}
-	a.byID[id] = &attemptState{resource: resource}
+	a.byID[id] = &attemptState{resource: cmd.Resource, resources: cmd.Resources}
 }
 
 // end forgets attempt id: its caller got a definite answer.
@@ -108,18 +113,35 @@ func (st *attemptState) cancel(id lock.LeaseID) (lock.Command, bool) {
 	if !st.queued {
 		return lock.Command{}, false
 	}
-	return lock.Command{Op: lock.OpCancel, Resource: st.resource, LeaseID: st.waitingFor, Owner: id, CallerGone: true}, true
+	return lock.Command{Op: lock.OpCancel, Resource: st.resource, Resources: st.resources, LeaseID: st.waitingFor, Owner: id, CallerGone: true}, true
 }
 
-// noticeAttempt tells attempts of an applied acquire of this process; it
-// runs on the apply path, so it only queues.
+// noticeAttempt tells attempts of an applied acquire (or acquire_many) of
+// this process; it runs on the apply path, so it only queues.
 func (n *Node) noticeAttempt(cmd *lock.Command, res lock.Result) {
-	if cmd.Op != lock.OpAcquire || cmd.Host != n.cfg.ID || cmd.Incarnation != n.incarnation {
+	if (cmd.Op != lock.OpAcquire && cmd.Op != lock.OpAcquireMany) || cmd.Host != n.cfg.ID || cmd.Incarnation != n.incarnation {
 		return
 	}
 	if c, ok := n.attempts.applied(cmd.LeaseID, res); ok {
 		n.queueRelease(c)
 	}
+}
+
+// proposeAttempt proposes a waiting acquire (or acquire_many) of this
+// process, remembering it as abandoned when the proposal ends without a
+// definite answer; a command that does not wait is just proposed.
+func (n *Node) proposeAttempt(ctx context.Context, cmd lock.Command) (lock.Result, error) {
+	if cmd.WaitMs <= 0 {
+		return n.propose(ctx, cmd)
+	}
+	n.attempts.begin(cmd.LeaseID, &cmd)
+	res, err := n.propose(ctx, cmd)
+	if errors.Is(err, ErrIndeterminate) {
+		n.abandonAttempt(cmd.LeaseID)
+	} else {
+		n.attempts.end(cmd.LeaseID)
+	}
+	return res, err
 }
 
 // abandonAttempt is called when attempt id's caller leaves without a

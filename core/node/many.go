@@ -30,10 +30,10 @@ func (n *Node) AcquireMany(ctx context.Context, cmd lock.Command) (lock.Result, 
 	var grants <-chan []lock.Event
 	stop := func() {}
 	if cmd.WaitMs > 0 {
-		grants, stop = n.notify.waitMany(waitingFor)
+		grants, stop = n.notify.waitMany(waitingFor, cmd.Resources)
 	}
 	defer func() { stop() }()
-	res, err := n.propose(ctx, cmd)
+	res, err := n.proposeAttempt(ctx, cmd)
 	if err != nil {
 		return res, err
 	}
@@ -49,7 +49,7 @@ func (n *Node) AcquireMany(ctx context.Context, cmd lock.Command) (lock.Result, 
 		// case its grant was applied here before we listened.
 		stop()
 		waitingFor = res.Lease.ID
-		grants, stop = n.notify.waitMany(waitingFor)
+		grants, stop = n.notify.waitMany(waitingFor, cmd.Resources)
 		if granted, ok := n.localManyGrant(cmd.Resources, waitingFor); ok {
 			return granted, nil
 		}
@@ -184,14 +184,16 @@ func (n *Node) acquireManyRacing(ctx context.Context, cmd lock.Command) (lock.Re
 }
 
 // waitMany registers interest in the grant (or cancellation) of multi
-// request base: every such event of the entry that resolves it, at once.
-func (n *notifier) waitMany(base lock.LeaseID) (<-chan []lock.Event, func()) {
+// request base on resources: every such event of the entry that resolves
+// it, at once.
+func (n *notifier) waitMany(base lock.LeaseID, resources []string) (<-chan []lock.Event, func()) {
 	ch := make(chan []lock.Event, 1)
 	n.mu.Lock()
 	set := n.many[base]
 	if set == nil {
 		set = make(map[chan []lock.Event]struct{})
 		n.many[base] = set
+		n.manyResources[base] = resources
 	}
 	set[ch] = struct{}{}
 	n.mu.Unlock()
@@ -200,8 +202,33 @@ func (n *notifier) waitMany(base lock.LeaseID) (<-chan []lock.Event, func()) {
 		delete(n.many[base], ch)
 		if len(n.many[base]) == 0 {
 			delete(n.many, base)
+			delete(n.manyResources, base)
 		}
 		n.mu.Unlock()
+	}
+}
+
+// restoredMany is restored for multi requests: one the restored state shows
+// holding every resource is woken with its grants. Called with n.mu held.
+func (n *notifier) restoredMany(status func(resource string) lock.Status, logTime int64) {
+	for base, set := range n.many {
+		resources := n.manyResources[base]
+		evs := make([]lock.Event, 0, len(resources))
+		for j, name := range resources {
+			for _, h := range status(name).Holders {
+				if h.ID == lock.ManyLeaseID(base, j) {
+					evs = append(evs, lock.Event{Kind: lock.EventGrant, Resource: name, Lease: h, Queued: true, LogTime: logTime, Many: base})
+				}
+			}
+		}
+		if len(resources) == 0 || len(evs) != len(resources) {
+			continue
+		}
+		for ch := range set {
+			ch <- evs
+		}
+		delete(n.many, base)
+		delete(n.manyResources, base)
 	}
 }
 
@@ -232,6 +259,7 @@ func (n *notifier) deliverMany(index uint64, events []lock.Event) {
 			ch <- evs
 		}
 		delete(n.many, base)
+		delete(n.manyResources, base)
 		if n.onWake != nil {
 			// Attempts of one request count as one woken request.
 			n.onWake(evs[0].Resource, index, base, 1)

@@ -19,18 +19,21 @@ type notifier struct {
 	resourceOf map[lock.LeaseID]string
 	// many holds, per multi request lease id, the callers waiting for all
 	// of its grant (or cancel) events of one entry (many.go).
-	many   map[lock.LeaseID]map[chan []lock.Event]struct{}
-	freed  map[string]map[chan struct{}]struct{}
-	onWake func(resource string, index uint64, lease lock.LeaseID, woken int)
+	many map[lock.LeaseID]map[chan []lock.Event]struct{}
+	// manyResources are the resources of each multi request in many.
+	manyResources map[lock.LeaseID][]string
+	freed         map[string]map[chan struct{}]struct{}
+	onWake        func(resource string, index uint64, lease lock.LeaseID, woken int)
 }
 
 func newNotifier(onWake func(string, uint64, lock.LeaseID, int)) *notifier {
 	return &notifier{
-		grants:     make(map[lock.LeaseID]map[chan lock.Event]struct{}),
-		resourceOf: make(map[lock.LeaseID]string),
-		many:       make(map[lock.LeaseID]map[chan []lock.Event]struct{}),
-		freed:      make(map[string]map[chan struct{}]struct{}),
-		onWake:     onWake,
+		grants:        make(map[lock.LeaseID]map[chan lock.Event]struct{}),
+		resourceOf:    make(map[lock.LeaseID]string),
+		many:          make(map[lock.LeaseID]map[chan []lock.Event]struct{}),
+		manyResources: make(map[lock.LeaseID][]string),
+		freed:         make(map[string]map[chan struct{}]struct{}),
+		onWake:        onWake,
 	}
 }
 
@@ -131,6 +134,7 @@ func (n *notifier) deliver(index uint64, events []lock.Event) {
 func (n *notifier) restored(status func(resource string) lock.Status, logTime int64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.restoredMany(status, logTime)
 	for id, set := range n.grants {
 		resource := n.resourceOf[id]
 		for _, h := range status(resource).Holders {

@@ -36,17 +36,7 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 		grants, stop = n.notify.waitGrant(waitingFor, cmd.Resource)
 	}
 	defer func() { stop() }()
-	if cmd.WaitMs > 0 {
-		n.attempts.begin(cmd.LeaseID, cmd.Resource)
-	}
-	res, err := n.propose(ctx, cmd)
-	if cmd.WaitMs > 0 {
-		if errors.Is(err, ErrIndeterminate) {
-			n.abandonAttempt(cmd.LeaseID)
-		} else {
-			n.attempts.end(cmd.LeaseID)
-		}
-	}
+	res, err := n.proposeAttempt(ctx, cmd)
 	if err != nil {
 		return res, err
 	}
