@@ -1,0 +1,121 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/node/nodetest"
+)
+
+// stallingTransport holds a leader's replication to one member (entries
+// and snapshots, not heartbeats) until released: the member looks healthy
+// while raft's replication goroutine for it is stuck in an RPC, as when it
+// installs a snapshot over a slow link or sleeps in raft's retry backoff.
+type stallingTransport struct {
+	raft.Transport
+	gate *stallGate
+}
+
+type stallGate struct {
+	mu     sync.Mutex
+	target raft.ServerAddress
+	open   chan struct{}
+}
+
+func (g *stallGate) stall(target raft.ServerAddress) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.target, g.open = target, make(chan struct{})
+}
+
+func (g *stallGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open != nil {
+		close(g.open)
+		g.target, g.open = "", nil
+	}
+}
+
+func (g *stallGate) wait(target raft.ServerAddress) {
+	g.mu.Lock()
+	open := g.open
+	stalled := open != nil && target == g.target
+	g.mu.Unlock()
+	if stalled {
+		<-open
+	}
+}
+
+func (t stallingTransport) AppendEntriesPipeline(raft.ServerID, raft.ServerAddress) (raft.AppendPipeline, error) {
+	return nil, raft.ErrPipelineReplicationNotSupported
+}
+
+func (t stallingTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	if len(args.Entries) > 0 {
+		t.gate.wait(target)
+	}
+	return t.Transport.AppendEntries(id, target, args, resp)
+}
+
+func (t stallingTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
+	t.gate.wait(target)
+	return t.Transport.InstallSnapshot(id, target, args, resp, data)
+}
+
+func (t stallingTransport) Close() error {
+	if c, ok := t.Transport.(raft.WithClose); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// TestTransferRetryDoesNotStallTheGroup: goal — a leader whose transfer to
+// a member timed out does not ask again in the same term, because
+// hashicorp/raft would then refuse every new entry until the member's
+// replication goroutine frees up (seconds: shardLeaderCrash's shard-latency
+// failures, a shard applying nothing for 3.6 s after a restarted member
+// was handed leadership). Method: stall the leader's replication of entries
+// to one follower, transfer to it twice, then acquire on the leader; the
+// acquire must apply while the replication is still stalled.
+func TestTransferRetryDoesNotStallTheGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := &stallGate{}
+		c := nodetest.New(t, 3, func(cfg *node.Config) {
+			cfg.Transport = stallingTransport{Transport: cfg.Transport, gate: gate}
+		})
+		defer gate.release()
+		ctx := context.Background()
+		lead := c.Leader()
+		leader := c.Nodes[lead]
+		target, other := leader.Peers()[(lead+1)%3], leader.Peers()[(lead+2)%3]
+		gate.stall(raft.ServerAddress(target.RaftAddr))
+		if res, err := c.Acquire(ctx, lead, "behind", "A", time.Minute, 0); err != nil || !res.Granted {
+			t.Fatalf("acquire while one follower lags: %+v %v", res, err)
+		}
+		if err := leader.TransferLeadership(target); err == nil {
+			t.Fatal("transfer to a member that cannot catch up succeeded")
+		}
+		if leader.CanTransferTo(target.ID) || !leader.CanTransferTo(other.ID) {
+			t.Fatalf("after a failed transfer to %s: can transfer to it %v, to %s %v; want false, true",
+				target.ID, leader.CanTransferTo(target.ID), other.ID, leader.CanTransferTo(other.ID))
+		}
+		err := leader.TransferLeadership(target)
+		if !errors.Is(err, node.ErrTransferPending) {
+			t.Errorf("second transfer: %v, want ErrTransferPending", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		res, err := c.Acquire(ctx, lead, "after", "B", time.Minute, 0)
+		if err != nil || !res.Granted {
+			t.Fatalf("acquire after the second transfer while the member still lags: %+v %v; the group stalls", res, err)
+		}
+	})
+}
