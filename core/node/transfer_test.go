@@ -15,10 +15,11 @@ import (
 	"github.com/lockstep/lockstep/core/node/nodetest"
 )
 
-// stallingTransport holds a leader's replication to one member (entries
-// and snapshots, not heartbeats) until released: the member looks healthy
-// while raft's replication goroutine for it is stuck in an RPC, as when it
-// installs a snapshot over a slow link or sleeps in raft's retry backoff.
+// stallingTransport holds one kind of RPC to one member until released:
+// replication (entries and snapshots, not heartbeats), so the member looks
+// healthy while raft's replication goroutine for it is stuck, as when it
+// installs a snapshot over a slow link or sleeps in raft's retry backoff;
+// or TimeoutNow, as when the request or its answer is lost.
 type stallingTransport struct {
 	raft.Transport
 	gate *stallGate
@@ -27,13 +28,19 @@ type stallingTransport struct {
 type stallGate struct {
 	mu     sync.Mutex
 	target raft.ServerAddress
+	rpc    string // stallEntries or stallTimeoutNow
 	open   chan struct{}
 }
 
-func (g *stallGate) stall(target raft.ServerAddress) {
+const (
+	stallEntries    = "entries"
+	stallTimeoutNow = "TimeoutNow"
+)
+
+func (g *stallGate) stall(target raft.ServerAddress, rpc string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.target, g.open = target, make(chan struct{})
+	g.target, g.rpc, g.open = target, rpc, make(chan struct{})
 }
 
 func (g *stallGate) release() {
@@ -45,10 +52,10 @@ func (g *stallGate) release() {
 	}
 }
 
-func (g *stallGate) wait(target raft.ServerAddress) {
+func (g *stallGate) wait(target raft.ServerAddress, rpc string) {
 	g.mu.Lock()
 	open := g.open
-	stalled := open != nil && target == g.target
+	stalled := open != nil && target == g.target && rpc == g.rpc
 	g.mu.Unlock()
 	if stalled {
 		<-open
@@ -61,14 +68,19 @@ func (t stallingTransport) AppendEntriesPipeline(raft.ServerID, raft.ServerAddre
 
 func (t stallingTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	if len(args.Entries) > 0 {
-		t.gate.wait(target)
+		t.gate.wait(target, stallEntries)
 	}
 	return t.Transport.AppendEntries(id, target, args, resp)
 }
 
 func (t stallingTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
-	t.gate.wait(target)
+	t.gate.wait(target, stallEntries)
 	return t.Transport.InstallSnapshot(id, target, args, resp, data)
+}
+
+func (t stallingTransport) TimeoutNow(id raft.ServerID, target raft.ServerAddress, args *raft.TimeoutNowRequest, resp *raft.TimeoutNowResponse) error {
+	t.gate.wait(target, stallTimeoutNow)
+	return t.Transport.TimeoutNow(id, target, args, resp)
 }
 
 func (t stallingTransport) Close() error {
@@ -97,7 +109,7 @@ func TestTransferRetryDoesNotStallTheGroup(t *testing.T) {
 		lead := c.Leader()
 		leader := c.Nodes[lead]
 		target, other := leader.Peers()[(lead+1)%3], leader.Peers()[(lead+2)%3]
-		gate.stall(raft.ServerAddress(target.RaftAddr))
+		gate.stall(raft.ServerAddress(target.RaftAddr), stallEntries)
 		if res, err := c.Acquire(ctx, lead, "behind", "A", time.Minute, 0); err != nil || !res.Granted {
 			t.Fatalf("acquire while one follower lags: %+v %v", res, err)
 		}
@@ -116,6 +128,36 @@ func TestTransferRetryDoesNotStallTheGroup(t *testing.T) {
 		res, err := c.Acquire(ctx, lead, "after", "B", time.Minute, 0)
 		if err != nil || !res.Granted {
 			t.Fatalf("acquire after the second transfer while the member still lags: %+v %v; the group stalls", res, err)
+		}
+	})
+}
+
+// TestLostTimeoutNowDoesNotStallTheGroup: goal — a leader whose transfer
+// got no answer to its TimeoutNow takes new entries again once the transfer
+// timed out, not only when the transport gives up on the RPC (5 s in lockd
+// and the simulator: gatewaySharded's expiry failures, a shard applying
+// nothing for 5 s after a TimeoutNow was dropped). Method: hold TimeoutNow
+// to one follower, transfer to it, then acquire on the leader while the
+// RPC is still held.
+func TestLostTimeoutNowDoesNotStallTheGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := &stallGate{}
+		c := nodetest.New(t, 3, func(cfg *node.Config) {
+			cfg.Transport = stallingTransport{Transport: cfg.Transport, gate: gate}
+		})
+		defer gate.release()
+		ctx := context.Background()
+		lead := c.Leader()
+		leader := c.Nodes[lead]
+		target := leader.Peers()[(lead+1)%3]
+		gate.stall(raft.ServerAddress(target.RaftAddr), stallTimeoutNow)
+		if err := leader.TransferLeadership(target); err == nil {
+			t.Fatal("transfer without an answer to TimeoutNow succeeded")
+		}
+		time.Sleep(time.Second) // 5 election timeouts; the RPC is still held
+		res, err := c.Acquire(ctx, lead, "after", "B", time.Minute, 0)
+		if err != nil || !res.Granted {
+			t.Fatalf("acquire while TimeoutNow is unanswered: %+v %v; the group stalls", res, err)
 		}
 	})
 }
