@@ -83,6 +83,17 @@ func (t stallingTransport) TimeoutNow(id raft.ServerID, target raft.ServerAddres
 	return t.Transport.TimeoutNow(id, target, args, resp)
 }
 
+// stallingCluster starts three nodes on stalling transports sharing one
+// gate, released when the test ends.
+func stallingCluster(t *testing.T) (*nodetest.Cluster, *stallGate) {
+	gate := &stallGate{}
+	c := nodetest.New(t, 3, func(cfg *node.Config) {
+		cfg.Transport = stallingTransport{Transport: cfg.Transport, gate: gate}
+	})
+	t.Cleanup(gate.release)
+	return c, gate
+}
+
 func (t stallingTransport) Close() error {
 	if c, ok := t.Transport.(raft.WithClose); ok {
 		return c.Close()
@@ -100,11 +111,7 @@ func (t stallingTransport) Close() error {
 // acquire must apply while the replication is still stalled.
 func TestTransferRetryDoesNotStallTheGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		gate := &stallGate{}
-		c := nodetest.New(t, 3, func(cfg *node.Config) {
-			cfg.Transport = stallingTransport{Transport: cfg.Transport, gate: gate}
-		})
-		defer gate.release()
+		c, gate := stallingCluster(t)
 		ctx := context.Background()
 		lead := c.Leader()
 		leader := c.Nodes[lead]
@@ -141,11 +148,7 @@ func TestTransferRetryDoesNotStallTheGroup(t *testing.T) {
 // RPC is still held.
 func TestLostTimeoutNowDoesNotStallTheGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		gate := &stallGate{}
-		c := nodetest.New(t, 3, func(cfg *node.Config) {
-			cfg.Transport = stallingTransport{Transport: cfg.Transport, gate: gate}
-		})
-		defer gate.release()
+		c, gate := stallingCluster(t)
 		ctx := context.Background()
 		lead := c.Leader()
 		leader := c.Nodes[lead]
