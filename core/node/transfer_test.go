@@ -127,6 +127,7 @@ func TestTransferRetryDoesNotStallTheGroup(t *testing.T) {
 			t.Fatalf("after a failed transfer to %s: can transfer to it %v, to %s %v; want false, true",
 				target.ID, leader.CanTransferTo(target.ID), other.ID, leader.CanTransferTo(other.ID))
 		}
+		time.Sleep(50 * time.Millisecond) // raft clears its transfer flag just after answering
 		err := leader.TransferLeadership(target)
 		if !errors.Is(err, node.ErrTransferPending) {
 			t.Errorf("second transfer: %v, want ErrTransferPending", err)
@@ -161,6 +162,33 @@ func TestLostTimeoutNowDoesNotStallTheGroup(t *testing.T) {
 		res, err := c.Acquire(ctx, lead, "after", "B", time.Minute, 0)
 		if err != nil || !res.Granted {
 			t.Fatalf("acquire while TimeoutNow is unanswered: %+v %v; the group stalls", res, err)
+		}
+	})
+}
+
+// TestAcquireDuringTransferWaitsForIt: goal — a request reaching the
+// leader while it transfers leadership (raft takes no entries then) waits
+// for the transfer's outcome like a request during an election, instead
+// of failing at once (a client that keeps hitting the leader would use up
+// its retries within the transfer: shardLeaderCrash's unserved acquires).
+// Method: hold TimeoutNow so the transfer lasts one election timeout, and
+// acquire on the leader in the middle of it.
+func TestAcquireDuringTransferWaitsForIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, gate := stallingCluster(t)
+		lead := c.Leader()
+		leader := c.Nodes[lead]
+		target := leader.Peers()[(lead+1)%3]
+		gate.stall(raft.ServerAddress(target.RaftAddr), stallTimeoutNow)
+		transferred := make(chan error, 1)
+		go func() { transferred <- leader.TransferLeadership(target) }()
+		time.Sleep(50 * time.Millisecond) // a quarter of the transfer's timeout
+		res, err := c.Acquire(context.Background(), lead, "during", "A", time.Minute, 0)
+		if err != nil || !res.Granted {
+			t.Fatalf("acquire during a transfer: %+v %v, want granted once it ends", res, err)
+		}
+		if err := <-transferred; err == nil {
+			t.Fatal("transfer without an answer to TimeoutNow succeeded")
 		}
 	})
 }
