@@ -83,15 +83,19 @@ func (t stallingTransport) TimeoutNow(id raft.ServerID, target raft.ServerAddres
 	return t.Transport.TimeoutNow(id, target, args, resp)
 }
 
-// stallingCluster starts three nodes on stalling transports sharing one
-// gate, released when the test ends.
-func stallingCluster(t *testing.T) (*nodetest.Cluster, *stallGate) {
+// stalledLeader starts three nodes on stalling transports sharing one gate
+// (released when the test ends) and holds rpc from the leader to one
+// follower, the returned target.
+func stalledLeader(t *testing.T, rpc string) (c *nodetest.Cluster, lead int, target node.Peer) {
 	gate := &stallGate{}
-	c := nodetest.New(t, 3, func(cfg *node.Config) {
+	c = nodetest.New(t, 3, func(cfg *node.Config) {
 		cfg.Transport = stallingTransport{Transport: cfg.Transport, gate: gate}
 	})
 	t.Cleanup(gate.release)
-	return c, gate
+	lead = c.Leader()
+	target = c.Nodes[lead].Peers()[(lead+1)%3]
+	gate.stall(raft.ServerAddress(target.RaftAddr), rpc)
+	return c, lead, target
 }
 
 func (t stallingTransport) Close() error {
@@ -111,12 +115,10 @@ func (t stallingTransport) Close() error {
 // acquire must apply while the replication is still stalled.
 func TestTransferRetryDoesNotStallTheGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, gate := stallingCluster(t)
+		c, lead, target := stalledLeader(t, stallEntries)
 		ctx := context.Background()
-		lead := c.Leader()
 		leader := c.Nodes[lead]
-		target, other := leader.Peers()[(lead+1)%3], leader.Peers()[(lead+2)%3]
-		gate.stall(raft.ServerAddress(target.RaftAddr), stallEntries)
+		other := leader.Peers()[(lead+2)%3]
 		if res, err := c.Acquire(ctx, lead, "behind", "A", time.Minute, 0); err != nil || !res.Granted {
 			t.Fatalf("acquire while one follower lags: %+v %v", res, err)
 		}
@@ -149,12 +151,9 @@ func TestTransferRetryDoesNotStallTheGroup(t *testing.T) {
 // RPC is still held.
 func TestLostTimeoutNowDoesNotStallTheGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, gate := stallingCluster(t)
+		c, lead, target := stalledLeader(t, stallTimeoutNow)
 		ctx := context.Background()
-		lead := c.Leader()
 		leader := c.Nodes[lead]
-		target := leader.Peers()[(lead+1)%3]
-		gate.stall(raft.ServerAddress(target.RaftAddr), stallTimeoutNow)
 		if err := leader.TransferLeadership(target); err == nil {
 			t.Fatal("transfer without an answer to TimeoutNow succeeded")
 		}
@@ -175,11 +174,8 @@ func TestLostTimeoutNowDoesNotStallTheGroup(t *testing.T) {
 // acquire on the leader in the middle of it.
 func TestAcquireDuringTransferWaitsForIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, gate := stallingCluster(t)
-		lead := c.Leader()
+		c, lead, target := stalledLeader(t, stallTimeoutNow)
 		leader := c.Nodes[lead]
-		target := leader.Peers()[(lead+1)%3]
-		gate.stall(raft.ServerAddress(target.RaftAddr), stallTimeoutNow)
 		transferred := make(chan error, 1)
 		go func() { transferred <- leader.TransferLeadership(target) }()
 		time.Sleep(50 * time.Millisecond) // a quarter of the transfer's timeout
