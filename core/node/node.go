@@ -32,8 +32,10 @@ type Node struct {
 	done        chan struct{}
 	// applies counts the raft.Apply calls in progress (see applyLocal).
 	applies applyGate
-	wg      sync.WaitGroup
-	once    sync.Once
+	// transfers remembers failed leadership transfers (transfer.go).
+	transfers transfers
+	wg        sync.WaitGroup
+	once      sync.Once
 }
 
 // New starts a node: it opens Raft on the given transport and stores,
@@ -79,7 +81,8 @@ func New(cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
-	r, err := raft.NewRaft(cfg.raftConfig(), f, cfg.Stores.Log, cfg.Stores.Stable, cfg.Stores.Snapshot, cfg.Transport)
+	r, err := raft.NewRaft(cfg.raftConfig(), f, cfg.Stores.Log, cfg.Stores.Stable, cfg.Stores.Snapshot,
+		boundTimeoutNow(cfg.Transport, cfg.ElectionTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
@@ -142,16 +145,6 @@ func (n *Node) ID() string { return n.cfg.ID }
 // Incarnation names this process of the node: the acquires it proposes
 // carry it (host.go), so a harness can tell whose callers a grant served.
 func (n *Node) Incarnation() uint64 { return n.incarnation }
-
-// TransferLeadership asks this leader to hand the group to peer (leader
-// spreading across a member's groups). It returns once the transfer ends.
-func (n *Node) TransferLeadership(peer Peer) error {
-	f := n.raft.LeadershipTransferToServer(raft.ServerID(peer.ID), raft.ServerAddress(peer.RaftAddr))
-	if err := f.Error(); err != nil {
-		return fmt.Errorf("transfer leadership to %s: %w", peer.ID, err)
-	}
-	return nil
-}
 
 // IsLeader reports whether this node believes it leads.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }

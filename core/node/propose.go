@@ -51,7 +51,10 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 		}
 		if n.raft.State() == raft.Leader {
 			res, err := n.applyLocal(ctx, cmd)
-			if !errors.Is(err, ErrNotLeader) {
+			// A leader handing the group over takes no entries for up to
+			// an election timeout, like a group electing one: wait for the
+			// outcome instead of failing a request raft surely refused.
+			if !errors.Is(err, ErrNotLeader) && !errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 				return res, err
 			}
 		} else if leader, ok := n.Leader(); ok && leader.ID != n.cfg.ID {

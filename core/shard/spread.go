@@ -83,7 +83,14 @@ func (h *Host) overLed(healthy map[string]time.Time, now time.Time) (*node.Node,
 	if to.ID == "" || fewest+1 > share {
 		return nil, node.Peer{}, false
 	}
-	return mine[len(mine)-1], to, true
+	// A group whose last transfer to this member failed in this term
+	// would stall if asked again (node.ErrTransferPending).
+	for i := len(mine) - 1; i >= 0; i-- {
+		if mine[i].CanTransferTo(to.ID) {
+			return mine[i], to, true
+		}
+	}
+	return nil, node.Peer{}, false
 }
 
 // reachable reports whether the heartbeats of every group in mine (all
