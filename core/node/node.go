@@ -81,7 +81,7 @@ func New(cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
-	r, err := raft.NewRaft(cfg.raftConfig(), f, cfg.Stores.Log, cfg.Stores.Stable, cfg.Stores.Snapshot,
+	r, err := raft.NewRaft(cfg.raftConfig(), f, KeepCompactionEdge(cfg.Stores.Log), cfg.Stores.Stable, cfg.Stores.Snapshot,
 		boundTimeoutNow(cfg.Transport, cfg.ElectionTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
