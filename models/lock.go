@@ -67,6 +67,11 @@ type LockInput struct {
 	// is then empty as recorded (the model's partitions set it to the
 	// resource each copy of the operation is judged on).
 	Resources []string `json:"resources,omitempty"`
+	// renewedAt, set by the ordered model's planner on a late grant
+	// (lateGrant) whose answer reports an expiry a renew of its lease
+	// set, is that renew's log time (the answer's own for an indefinite
+	// renew): the grant then came at or before it, not at ExpiresAt-TTL.
+	renewedAt int64
 }
 
 // LockOutput is the return half of one lock operation.

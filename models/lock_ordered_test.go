@@ -178,6 +178,27 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 			op(0, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTL: 3 * sec, Wait: true}, grant("L1", 1, 2002*ms, 5*sec)),
 			op(1, sec, 3*sec, status(), holders(2001*ms, hv("L1", Exclusive, 1, 5*sec))),
 		}},
+		// leaderCrash seed 307 (results/findings/leaderCrash-307-status): a
+		// queued grant at 5.536 whose first attempt was answered late, at
+		// 6.812, after a retry had delivered the lease and a renew at 6.300
+		// had moved its expiry; a status at 5.678 listed it in between.
+		{"late answer reports a renewed expiry, status listed the grant", true, []porcupine.Operation{
+			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
+			op(1, 5600*ms, 5700*ms, status(), holders(5678*ms, hv("L1", Shared, 25, 7035*ms))),
+			op(2, 7195*ms, 7206*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6290*ms, 7036*ms)),
+			op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, 7800*ms)),
+		}},
+		{"late answer's expiry no renew explains, status listed the grant", false, []porcupine.Operation{
+			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7900*ms)),
+			op(1, 5600*ms, 5700*ms, status(), holders(5678*ms, hv("L1", Shared, 25, 7035*ms))),
+			op(2, 7195*ms, 7206*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6290*ms, 7036*ms)),
+			op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, 7800*ms)),
+		}},
+		{"late answer reports a renewed expiry, while another holder lived", false, []porcupine.Operation{
+			op(3, 0, sec, acq("a", Exclusive, 10*sec), grant("L0", 24, 0, 10*sec)),
+			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
+			op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, 7800*ms)),
+		}},
 		{"phantom called after the status returned", false, []porcupine.Operation{
 			op(1, sec, 2*sec, status(), holders(sec, hv("P", Exclusive, 3, 20*sec))),
 			op(0, 3*sec, 0, acq("a", Exclusive, 20*sec), unknown()),
