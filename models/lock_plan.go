@@ -123,13 +123,9 @@ func planResource(ops []porcupine.Operation) (stepped, aside []porcupine.Operati
 	plan := &resourcePlan{}
 	var timedOps []int // positions in ops, sorted below like plan.timed
 	var acquireCalls []int64
-	var indefiniteOps []int                 // positions in ops
-	renews := make(map[string][]LockOutput) // definite renews by lease key
+	var indefiniteOps []int // positions in ops
 	for i, op := range ops {
 		in, out := op.Input.(LockInput), op.Output.(LockOutput)
-		if in.Op == Renew && !out.Unknown && out.Code == "" {
-			renews[leaseKey(in.LeaseID)] = append(renews[leaseKey(in.LeaseID)], out)
-		}
 		switch {
 		case out.Unknown && isAcquire(in.Op), isAcquire(in.Op) && out.Code == CodeLeaseEnded:
 			// Either may have granted a lease a status reveals before it.
@@ -175,35 +171,8 @@ func planResource(ops []porcupine.Operation) (stepped, aside []porcupine.Operati
 		c.decided = decided(i)
 		c.indefinite = calledBy(indefiniteCalls, op.Return)
 		c.phantoms = calledBy(acquireCalls, op.Return)
-		c.renewedAt = renewedAt(c, out, renews)
 		op.Input = c
 		stepped = append(stepped, op)
 	}
 	return stepped, aside
-}
-
-// renewedAt returns, for a late grant (lateGrant) whose answer reports the
-// expiry a renew of its lease answered by then, or whose lease an
-// indefinite renew called by then may have renewed, that renew's log time
-// (for an indefinite one, the answer's); else 0.
-func renewedAt(c lockCall, out LockOutput, renews map[string][]LockOutput) int64 {
-	if c.Op != Acquire || out.Code != "" || !out.Granted || c.TTL <= 0 || out.ExpiresAt-c.TTL >= out.LogTime {
-		return 0
-	}
-	id := leaseKey(out.LeaseID)
-	var at int64
-	for _, r := range renews[id] {
-		if r.ExpiresAt == out.ExpiresAt && r.LogTime <= out.LogTime && (at == 0 || r.LogTime < at) {
-			at = r.LogTime
-		}
-	}
-	if at != 0 {
-		return at
-	}
-	for _, u := range c.plan.indefinite[:c.indefinite] {
-		if u.Op == Renew && leaseKey(u.LeaseID) == id {
-			return out.LogTime
-		}
-	}
-	return 0
 }
