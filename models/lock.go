@@ -67,6 +67,11 @@ type LockInput struct {
 	// is then empty as recorded (the model's partitions set it to the
 	// resource each copy of the operation is judged on).
 	Resources []string `json:"resources,omitempty"`
+	// renewedAt, set by the ordered model's planner on a late grant
+	// (lateGrant) whose answer reports an expiry a renew of its lease
+	// set, is that renew's log time (the answer's own for an indefinite
+	// renew): the grant then came at or before it, not at ExpiresAt-TTL.
+	renewedAt int64
 }
 
 // LockOutput is the return half of one lock operation.
@@ -184,7 +189,9 @@ func NewLockNondeterministic(opts LockOptions) porcupine.NondeterministicModel {
 //     branches (unchanged, or extended to an unknown expiry: "open");
 //   - a grant reported after it was made (ExpiresAt-TTL < LogTime: a
 //     queued grant found late, a dedupe replay) takes effect at its grant
-//     time when possible and only needs a new token, not the highest;
+//     time when possible and only needs a new token, not the highest; if
+//     its expiry is one a renew of its lease set (markRenewed), the grant
+//     came at some time up to that renew, and its own expiry is unknown;
 //   - a not_holder without a LogTime forces log time up to the lease's
 //     expiry instead of being judged at an unknown time;
 //   - a lease is judged live or expired only outside the time slack;
@@ -216,7 +223,53 @@ func partitionByResource(history []porcupine.Operation) [][]porcupine.Operation 
 		}
 		parts[i] = append(parts[i], op)
 	}
+	for _, ops := range parts {
+		markRenewed(ops)
+	}
 	return parts
+}
+
+// markRenewed sets LockInput.renewedAt on every late grant (lateGrant) of
+// one resource's history whose answer may show its lease as a renew left
+// it: the answer's expiry is one a definite renew of the lease answered by
+// the answer's log time (the earliest such renew's log time), or an
+// indefinite renew of the lease was called by the answer's return (the
+// answer's log time). No single step can know this: the renew may be
+// linearized after the grant it explains.
+func markRenewed(ops []porcupine.Operation) {
+	type renewal struct {
+		call int64
+		out  LockOutput
+	}
+	renews := make(map[string][]renewal)
+	for _, op := range ops {
+		if in, out := op.Input.(LockInput), op.Output.(LockOutput); in.Op == Renew && (out.Unknown || out.Code == "") {
+			renews[leaseKey(in.LeaseID)] = append(renews[leaseKey(in.LeaseID)], renewal{op.Call, out})
+		}
+	}
+	for i, op := range ops {
+		in, out := op.Input.(LockInput), op.Output.(LockOutput)
+		if in.Op != Acquire || out.Code != "" || !out.Granted || in.TTL <= 0 || out.ExpiresAt-in.TTL >= out.LogTime {
+			continue
+		}
+		at := int64(0)
+		for _, r := range renews[leaseKey(out.LeaseID)] {
+			var t int64
+			switch {
+			case r.out.Unknown && r.call <= op.Return:
+				t = out.LogTime
+			case !r.out.Unknown && r.out.ExpiresAt == out.ExpiresAt && r.out.LogTime <= out.LogTime:
+				t = r.out.LogTime
+			}
+			if t != 0 && (at == 0 || t < at) {
+				at = t
+			}
+		}
+		if at != 0 {
+			in.renewedAt = at
+			ops[i].Input = in
+		}
+	}
 }
 
 // normalizeMode maps the API's empty default to Exclusive.

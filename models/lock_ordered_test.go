@@ -178,6 +178,17 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 			op(0, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTL: 3 * sec, Wait: true}, grant("L1", 1, 2002*ms, 5*sec)),
 			op(1, sec, 3*sec, status(), holders(2001*ms, hv("L1", Exclusive, 1, 5*sec))),
 		}},
+		// leaderCrash seed 307 (results/findings/leaderCrash-307-status): a
+		// queued grant at 5.536 whose first attempt was answered late, at
+		// 6.812, after a retry had delivered the lease and a renew at 6.300
+		// had moved its expiry; a status at 5.678 listed it in between.
+		{"late answer reports a renewed expiry, status listed the grant", true, seed307(7800*ms, 7800*ms)},
+		{"late answer's expiry no renew explains, status listed the grant", false, seed307(7900*ms, 7800*ms)},
+		{"late answer reports a renewed expiry, while another holder lived", false, []porcupine.Operation{
+			op(3, 0, sec, acq("a", Exclusive, 10*sec), grant("L0", 24, 0, 10*sec)),
+			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
+			op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, 7800*ms)),
+		}},
 		{"phantom called after the status returned", false, []porcupine.Operation{
 			op(1, sec, 2*sec, status(), holders(sec, hv("P", Exclusive, 3, 20*sec))),
 			op(0, 3*sec, 0, acq("a", Exclusive, 20*sec), unknown()),
@@ -226,5 +237,60 @@ func TestOrderedAgreesWithReference(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// seed307 is the history of leaderCrash seed 307 on "r1", cut to the
+// request c5-8: its first attempt answered late with expiry answered, a
+// status listing the grant before that, the retry, and a renew (TTL 0) at
+// 6.300 answering renewed.
+func seed307(answered, renewedTo int64) []porcupine.Operation {
+	c58 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTL: 1500 * ms, Wait: true}, "c5-8")
+	return []porcupine.Operation{
+		op(0, 5*sec, 7795*ms, c58, grant("L1", 25, 6812*ms, answered)),
+		op(1, 5600*ms, 5700*ms, status(), holders(5678*ms, hv("L1", Shared, 25, 7035*ms))),
+		op(2, 7195*ms, 7206*ms, c58, grant("L1", 25, 6290*ms, 7036*ms)),
+		op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, renewedTo)),
+	}
+}
+
+// TestReferenceLateRenewedGrant: the reference judges seed 307 as the
+// ordered model does (both get the renew-explained late grant from the
+// partition).
+func TestReferenceLateRenewedGrant(t *testing.T) {
+	reference := NewLockNondeterministic(LockOptions{TimeSlack: DefaultTimeSlack})
+	ref := reference.ToModel()
+	if got := porcupine.CheckOperationsTimeout(ref, seed307(7800*ms, 7800*ms), 5*time.Second); got != porcupine.Ok {
+		t.Fatalf("legal history judged %v", got)
+	}
+	if got := porcupine.CheckOperationsTimeout(ref, seed307(7900*ms, 7800*ms), 5*time.Second); got != porcupine.Illegal {
+		t.Fatalf("unexplained expiry judged %v", got)
+	}
+}
+
+// TestMarkRenewed: which late grants the partition marks as possibly
+// showing a renewed expiry, and the log time the grant came by.
+func TestMarkRenewed(t *testing.T) {
+	c58 := withReq(acq("c5", Shared, 1500*ms), "c5-8")
+	late := op(0, 5*sec, 8*sec, c58, grant("L1", 25, 6812*ms, 7800*ms))
+	cases := []struct {
+		name string
+		ops  []porcupine.Operation
+		want int64
+	}{
+		{"renew answered that expiry", []porcupine.Operation{late, op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6300*ms, 7800*ms))}, 6300 * ms},
+		{"renew answered another expiry", []porcupine.Operation{late, op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6300*ms, 7801*ms))}, 0},
+		{"renew of another lease", []porcupine.Operation{late, op(2, 7*sec, 7*sec, renew("L2", 0), renewed(6300*ms, 7800*ms))}, 0},
+		{"indefinite renew called before the answer", []porcupine.Operation{late, op(2, 7*sec, 0, renew("L1", 0), unknown())}, 6812 * ms},
+		{"indefinite renew called after the answer", []porcupine.Operation{late, op(2, 9*sec, 0, renew("L1", 0), unknown())}, 0},
+		{"grant answered at once", []porcupine.Operation{op(0, 5*sec, 8*sec, c58, grant("L1", 25, 6300*ms, 7800*ms)), op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6300*ms, 7800*ms))}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			parts := partitionByResource(tc.ops)
+			if got := parts[0][0].Input.(LockInput).renewedAt; got != tc.want {
+				t.Fatalf("renewedAt = %s, want %s", fmtTime(got), fmtTime(tc.want))
+			}
+		})
 	}
 }

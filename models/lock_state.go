@@ -368,7 +368,14 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 	if out.LogTime < s.logTime {
 		return nil, fmt.Errorf("%w: %s after %s", errLogTimeBackwards, fmtTime(out.LogTime), fmtTime(s.logTime))
 	}
-	n, err := sp.advance(s, max(s.logTime, granted))
+	at := max(s.logTime, granted)
+	if in.renewedAt != 0 {
+		// The answer shows the lease as a later renew left it (a replay
+		// reads the lease as it is now), so the grant came at some log
+		// time up to that renew: here, or later.
+		at = s.logTime
+	}
+	n, err := sp.advance(s, at)
 	if err != nil {
 		return nil, err
 	}
@@ -392,6 +399,20 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 			n = n.with(l)
 		}
 		return []lockState{n}, nil
+	}
+	if in.renewedAt != 0 {
+		// Granted at G in [now, renewedAt], so until at least now+TTL, and
+		// maybe later. Only a holder live through renewedAt surely
+		// overlapped G; one that expires sooner may have made way for it.
+		l.ExpiresAt, l.Open = n.logTime+in.TTL, true
+		judged := n
+		judged.logTime = max(n.logTime, in.renewedAt)
+		judged, err = sp.admit(judged, l)
+		if err != nil {
+			return nil, err
+		}
+		judged.logTime = n.logTime
+		return []lockState{judged}, nil
 	}
 	n, err = sp.admit(n, l)
 	if err != nil {
