@@ -84,14 +84,20 @@ func (t stallingTransport) TimeoutNow(id raft.ServerID, target raft.ServerAddres
 }
 
 // stalledLeader starts three nodes on stalling transports sharing one gate
-// (released when the test ends) and holds rpc from the leader to one
+// (released when the test ends, then waited out) and holds rpc from the leader to one
 // follower, the returned target.
 func stalledLeader(t *testing.T, rpc string) (c *nodetest.Cluster, lead int, target node.Peer) {
 	gate := &stallGate{}
 	c = nodetest.New(t, 3, func(cfg *node.Config) {
 		cfg.Transport = stallingTransport{Transport: cfg.Transport, gate: gate}
 	})
-	t.Cleanup(gate.release)
+	// Release, then outlive the held calls: a TimeoutNow that the node gave
+	// up on finishes on the transport's own timeout (5 s of virtual time),
+	// and a goroutine still blocked when the test ends fails the bubble.
+	t.Cleanup(func() {
+		gate.release()
+		time.Sleep(6 * time.Second)
+	})
 	lead = c.Leader()
 	target = c.Nodes[lead].Peers()[(lead+1)%3]
 	gate.stall(raft.ServerAddress(target.RaftAddr), rpc)
