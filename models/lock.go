@@ -72,11 +72,6 @@ type LockInput struct {
 	// set, is that renew's log time (the answer's own for an indefinite
 	// renew): the grant then came at or before it, not at ExpiresAt-TTL.
 	renewedAt int64
-	// retried, set by the partition (markRetried) on a grant whose request
-	// an earlier attempt with an unknown outcome had asked for: the answer
-	// may replay that attempt's grant, made before later grants even when
-	// log time has not moved since (ExpiresAt-TTL == LogTime).
-	retried bool
 }
 
 // LockOutput is the return half of one lock operation.
@@ -197,9 +192,6 @@ func NewLockNondeterministic(opts LockOptions) porcupine.NondeterministicModel {
 //     time when possible and only needs a new token, not the highest; if
 //     its expiry is one a renew of its lease set (markRenewed), the grant
 //     came at some time up to that renew, and its own expiry is unknown;
-//   - a grant to a request an earlier attempt left in doubt (markRetried)
-//     is judged as a late grant: it may replay that attempt's grant, made
-//     at the same log time as later grants with higher tokens;
 //   - a not_holder without a LogTime forces log time up to the lease's
 //     expiry instead of being judged at an unknown time;
 //   - a lease is judged live or expired only outside the time slack;
@@ -233,7 +225,6 @@ func partitionByResource(history []porcupine.Operation) [][]porcupine.Operation 
 	}
 	for _, ops := range parts {
 		markRenewed(ops)
-		markRetried(ops)
 	}
 	return parts
 }
@@ -276,33 +267,6 @@ func markRenewed(ops []porcupine.Operation) {
 		}
 		if at != 0 {
 			in.renewedAt = at
-			ops[i].Input = in
-		}
-	}
-}
-
-// markRetried sets LockInput.retried on every granted acquire of one
-// resource's history that an attempt of the same request with an unknown
-// outcome was called before: that attempt may have been granted, unseen,
-// and this answer be its replay. No single step can know this: the
-// earlier attempt is set aside, never stepped.
-func markRetried(ops []porcupine.Operation) {
-	open := make(map[string]int64) // request -> earliest indefinite attempt's call
-	for _, op := range ops {
-		in, out := op.Input.(LockInput), op.Output.(LockOutput)
-		if key := requestKey(in); in.Op == Acquire && out.Unknown && key != "" {
-			if at, ok := open[key]; !ok || op.Call < at {
-				open[key] = op.Call
-			}
-		}
-	}
-	for i, op := range ops {
-		in, out := op.Input.(LockInput), op.Output.(LockOutput)
-		if in.Op != Acquire || out.Code != "" || !out.Granted {
-			continue
-		}
-		if at, ok := open[requestKey(in)]; ok && at < op.Call {
-			in.retried = true
 			ops[i].Input = in
 		}
 	}

@@ -189,13 +189,6 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
 			op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, 7800*ms)),
 		}},
-		// multiShard seed 453 (results/findings/multiShard-453): log time
-		// stood still at 37.134 while c3's release granted the queued c7-44
-		// #331 and then c17 got #337; c7's first attempt went unanswered,
-		// its retry was answered from the dedupe table, still at 37.134.
-		{"retry answers a grant made at the same log time before a higher token", true, seed453(39211*ms, Shared)},
-		{"low token granted to a request no earlier attempt left open", false, seed453(0, Shared)},
-		{"retried grant made while an exclusive holder lived", false, seed453(39211*ms, Exclusive)},
 		{"phantom called after the status returned", false, []porcupine.Operation{
 			op(1, sec, 2*sec, status(), holders(sec, hv("P", Exclusive, 3, 20*sec))),
 			op(0, 3*sec, 0, acq("a", Exclusive, 20*sec), unknown()),
@@ -261,25 +254,6 @@ func seed307(answered, renewedTo int64) []porcupine.Operation {
 	}
 }
 
-// seed453 is the history of multiShard seed 453 on "r30", cut to the
-// request c7-44: c3's lease, c7's first attempt (called at first, left
-// out if 0, with an unknown outcome), c3's release granting it, c17's
-// grant (in mode c17), and c7's retry answered with #331, all at log
-// time 37.134.
-func seed453(first int64, c17 string) []porcupine.Operation {
-	c744 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c7", Mode: Shared, TTL: 1218 * ms, Wait: true}, "c7-44")
-	ops := []porcupine.Operation{
-		op(0, 39072*ms, 39079*ms, acq("c3", Exclusive, 954*ms), grant("L3", 317, 36759*ms, 37713*ms)),
-		op(0, 40487*ms, 40494*ms, rel("L3"), ok(37134*ms)),
-		op(2, 42300*ms, 42306*ms, acq("c17", c17, 1035*ms), grant("L17", 337, 37134*ms, 38169*ms)),
-		op(1, 42814*ms, 42820*ms, c744, grant("L7", 331, 37134*ms, 38352*ms)),
-	}
-	if first != 0 {
-		ops = append(ops, op(1, first, 0, c744, unknown()))
-	}
-	return ops
-}
-
 // TestReferenceLateRenewedGrant: the reference judges seed 307 as the
 // ordered model does (both get the renew-explained late grant from the
 // partition).
@@ -318,50 +292,5 @@ func TestMarkRenewed(t *testing.T) {
 				t.Fatalf("renewedAt = %s, want %s", fmtTime(got), fmtTime(tc.want))
 			}
 		})
-	}
-}
-
-// TestMarkRetried: which grants the partition marks as possible replays of
-// an earlier attempt left in doubt.
-func TestMarkRetried(t *testing.T) {
-	c744 := withReq(acq("c7", Shared, 1218*ms), "c7-44")
-	retry := op(1, 42*sec, 43*sec, c744, grant("L7", 331, 37134*ms, 38352*ms))
-	cases := []struct {
-		name string
-		ops  []porcupine.Operation
-		want bool
-	}{
-		{"indefinite attempt called before", []porcupine.Operation{retry, op(1, 39*sec, 0, c744, unknown())}, true},
-		{"indefinite attempt called after", []porcupine.Operation{retry, op(1, 44*sec, 0, c744, unknown())}, false},
-		{"earlier attempt answered", []porcupine.Operation{retry, op(1, 39*sec, 40*sec, c744, ok(37*sec))}, false},
-		{"indefinite attempt of another request", []porcupine.Operation{retry, op(1, 39*sec, 0, withReq(acq("c7", Shared, 1218*ms), "c7-43"), unknown())}, false},
-		{"no request id", []porcupine.Operation{op(1, 42*sec, 43*sec, acq("c7", Shared, 1218*ms), grant("L7", 331, 37134*ms, 38352*ms)), op(1, 39*sec, 0, acq("c7", Shared, 1218*ms), unknown())}, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			parts := partitionByResource(tc.ops)
-			if got := parts[0][0].Input.(LockInput).retried; got != tc.want {
-				t.Fatalf("retried = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestReferenceRetriedGrant: the reference judges seed 453 as the ordered
-// model does (both get the retried mark from the partition).
-func TestReferenceRetriedGrant(t *testing.T) {
-	reference := NewLockNondeterministic(LockOptions{TimeSlack: DefaultTimeSlack})
-	ref := reference.ToModel()
-	for _, tc := range []struct {
-		ops  []porcupine.Operation
-		want porcupine.CheckResult
-	}{
-		{seed453(39211*ms, Shared), porcupine.Ok},
-		{seed453(0, Shared), porcupine.Illegal},
-		{seed453(39211*ms, Exclusive), porcupine.Illegal},
-	} {
-		if got := porcupine.CheckOperationsTimeout(ref, tc.ops, 5*time.Second); got != tc.want {
-			t.Fatalf("judged %v, want %v", got, tc.want)
-		}
 	}
 }

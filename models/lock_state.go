@@ -302,10 +302,8 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	// is a retry answered from the dedupe table, never a new grant, even
 	// when it looks immediate: log time may not have moved since the grant
 	// (or a renew, which the answer's expiry reflects), as when a leader's
-	// clock ran ahead and log time waits for the others to catch up. So
-	// may a retry's answer replay an unseen grant to an earlier attempt,
-	// made before other grants at the same log time.
-	if in.retried || sp.isReplay(s, in, out) {
+	// clock ran ahead and log time waits for the others to catch up.
+	if sp.isReplay(s, in, out) {
 		return sp.lateGrant(s, in, out, min(out.ExpiresAt-in.TTL, out.LogTime))
 	}
 	n, err := sp.advance(s, out.LogTime)
