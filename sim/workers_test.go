@@ -81,7 +81,9 @@ func TestWorkersEndWithNetwork(t *testing.T) {
 		}
 		n.Close()
 		synctest.Wait()
-		if left := runtime.NumGoroutine() - before; left != 0 {
+		// NumGoroutine counts the whole process: a goroutine of an earlier
+		// test ending meanwhile makes it go below before (seen in CI: -1).
+		if left := runtime.NumGoroutine() - before; left > 0 {
 			t.Fatalf("%d goroutines left after Close", left)
 		}
 	})
