@@ -43,14 +43,7 @@ func TestCallers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var f findings
 			checkCallers(&History{Commands: tc.cmds}, sortedTrace(tc.trace), &f)
-			if len(f.list) != len(tc.want) {
-				t.Fatalf("%d violations %v, want %d", len(f.list), f.list, len(tc.want))
-			}
-			for i, w := range tc.want {
-				if !strings.Contains(f.list[i].Message, w) {
-					t.Errorf("violation %q does not say %q", f.list[i].Message, w)
-				}
-			}
+			wantFindings(t, &f, tc.want)
 		})
 	}
 }
@@ -67,5 +60,19 @@ func TestPanicsAreViolations(t *testing.T) {
 	}
 	if m := res.Violations[0].Message; !strings.Contains(m, "core/lock/state.go:572") || !strings.Contains(m, "index 9") {
 		t.Errorf("message %q does not say where", m)
+	}
+}
+
+// wantFindings asserts that f holds exactly one violation per want, in
+// order, each message containing its want.
+func wantFindings(t *testing.T, f *findings, want []string) {
+	t.Helper()
+	if len(f.list) != len(want) {
+		t.Fatalf("%d violations %v, want %d", len(f.list), f.list, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(f.list[i].Message, w) {
+			t.Errorf("violation %q does not say %q", f.list[i].Message, w)
+		}
 	}
 }

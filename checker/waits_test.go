@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -54,14 +53,7 @@ func TestWaits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var f findings
 			checkWaits(&History{Commands: tc.cmds}, sortedTrace(tc.trace), &f)
-			if len(f.list) != len(tc.want) {
-				t.Fatalf("%d violations %v, want %d", len(f.list), f.list, len(tc.want))
-			}
-			for i, w := range tc.want {
-				if !strings.Contains(f.list[i].Message, w) {
-					t.Errorf("violation %q does not say %q", f.list[i].Message, w)
-				}
-			}
+			wantFindings(t, &f, tc.want)
 		})
 	}
 }
