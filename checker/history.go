@@ -5,9 +5,11 @@ package checker
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -211,12 +213,14 @@ func (h *History) Save(dir string) ([]string, error) {
 }
 
 // Load reads a history saved by Save. Missing concern files other than
-// meta.json read as empty, so partial recorders stay loadable.
+// meta.json read as empty, so partial recorders stay loadable. A file may
+// be gzipped in place (NAME.gz), as runs kept under results/ are: read as
+// missing, it would judge an empty history and pass.
 func Load(dir string) (*History, error) {
 	h := &History{}
 	var meta historyMeta
 	for name, v := range h.historyFiles(&meta) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := readMaybeGzipped(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) && name != "meta.json" {
 			continue
 		}
@@ -229,6 +233,31 @@ func Load(dir string) (*History, error) {
 	}
 	h.Seed, h.Scenario, h.Notes = meta.Seed, meta.Scenario, meta.Notes
 	return h, nil
+}
+
+// readMaybeGzipped reads path, or path.gz when only that exists.
+func readMaybeGzipped(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return b, err
+	}
+	f, gzErr := os.Open(path + ".gz")
+	if errors.Is(gzErr, fs.ErrNotExist) {
+		return nil, err
+	}
+	if gzErr != nil {
+		return nil, gzErr
+	}
+	defer f.Close()
+	zr, gzErr := gzip.NewReader(f)
+	if gzErr != nil {
+		return nil, fmt.Errorf("%s.gz: %w", filepath.Base(path), gzErr)
+	}
+	b, gzErr = io.ReadAll(zr)
+	if gzErr != nil {
+		return nil, fmt.Errorf("%s.gz: %w", filepath.Base(path), gzErr)
+	}
+	return b, nil
 }
 
 // writeJSON writes v as indented JSON to path, leaving <, > and & readable
