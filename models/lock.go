@@ -5,6 +5,7 @@ package models
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,6 +73,10 @@ type LockInput struct {
 	// set, is that renew's log time (the answer's own for an indefinite
 	// renew): the grant then came at or before it, not at ExpiresAt-TTL.
 	renewedAt int64
+	// retried, set by the partition (markRetried) on a grant that may
+	// replay a grant to an earlier attempt of its request left in doubt,
+	// made at the answer's own log time before other grants there.
+	retried bool
 }
 
 // LockOutput is the return half of one lock operation.
@@ -192,6 +197,10 @@ func NewLockNondeterministic(opts LockOptions) porcupine.NondeterministicModel {
 //     time when possible and only needs a new token, not the highest; if
 //     its expiry is one a renew of its lease set (markRenewed), the grant
 //     came at some time up to that renew, and its own expiry is unknown;
+//   - a grant that looks immediate but may replay the grant to an earlier
+//     attempt of its request left in doubt (markRetried) needs a token
+//     above those of earlier log times only, not above those of grants
+//     made since at the same log time;
 //   - a not_holder without a LogTime forces log time up to the lease's
 //     expiry instead of being judged at an unknown time;
 //   - a lease is judged live or expired only outside the time slack;
@@ -225,6 +234,7 @@ func partitionByResource(history []porcupine.Operation) [][]porcupine.Operation 
 	}
 	for _, ops := range parts {
 		markRenewed(ops)
+		markRetried(ops)
 	}
 	return parts
 }
@@ -270,6 +280,100 @@ func markRenewed(ops []porcupine.Operation) {
 			ops[i].Input = in
 		}
 	}
+}
+
+// markRetried sets LockInput.retried on every grant of one resource's
+// history that may be a retry answered, from the dedupe table, with the
+// grant an earlier attempt of its request got unseen while log time stood
+// still (README "Semantics": a retry is answered from what became of the
+// first), so that grants with higher tokens may have come in between at
+// the same log time. Such a grant
+//   - looks immediate (ExpiresAt-TTL == LogTime; a later answer is judged
+//     as a late grant anyway);
+//   - follows an attempt of its request with an unknown outcome, called
+//     before its own call and by the return of every answer showing a
+//     higher token (those grants came after the replayed one); a definite
+//     failure, such as unavailable (surely not applied), leaves nothing
+//     to replay;
+//   - carries a token no answer shows for another lease: a replay names
+//     the one lease its token was granted to.
+//
+// No single step can know this: the earlier attempt is set aside, never
+// stepped, and answers showing higher tokens may be linearized later.
+func markRetried(ops []porcupine.Operation) {
+	open := make(map[string]int64) // request -> earliest indefinite attempt's call
+	for _, op := range ops {
+		in, out := op.Input.(LockInput), op.Output.(LockOutput)
+		if key := requestKey(in); in.Op == Acquire && out.Unknown && key != "" {
+			if at, ok := open[key]; !ok || op.Call < at {
+				open[key] = op.Call
+			}
+		}
+	}
+	if len(open) == 0 {
+		return
+	}
+	shown := tokensShown(ops)
+	for i, op := range ops {
+		in, out := op.Input.(LockInput), op.Output.(LockOutput)
+		if in.Op != Acquire || out.Code != "" || !out.Granted || in.TTL <= 0 || out.ExpiresAt-in.TTL != out.LogTime {
+			continue
+		}
+		at, ok := open[requestKey(in)]
+		if !ok || at >= op.Call {
+			continue
+		}
+		id := leaseKey(out.LeaseID)
+		if slices.ContainsFunc(shown, func(t shownToken) bool {
+			return t.token == out.Token && t.lease != id || t.token > out.Token && t.ret < at
+		}) {
+			continue
+		}
+		in.retried = true
+		ops[i].Input = in
+	}
+}
+
+// shownToken is a token a definite answer showed, with its lease and the
+// answer's return.
+type shownToken struct {
+	token uint64
+	lease string // leaseKey
+	ret   int64
+}
+
+// tokensShown lists the tokens the definite answers of one resource's
+// history show: grants, lease_ended, renews and status holders.
+func tokensShown(ops []porcupine.Operation) []shownToken {
+	var shown []shownToken
+	for _, op := range ops {
+		in, out := op.Input.(LockInput), op.Output.(LockOutput)
+		if out.Unknown || out.Code != "" && out.Code != CodeLeaseEnded {
+			continue
+		}
+		add := func(token uint64, id string) {
+			if token != 0 {
+				shown = append(shown, shownToken{token, leaseKey(id), op.Return})
+			}
+		}
+		switch in.Op {
+		case Acquire:
+			add(out.Token, out.LeaseID)
+		case AcquireMany:
+			for _, l := range out.Leases {
+				if l.Resource == in.Resource {
+					add(l.Token, l.LeaseID)
+				}
+			}
+		case Renew:
+			add(out.Token, in.LeaseID)
+		case Status:
+			for _, h := range out.Holders {
+				shown = append(shown, shownToken{h.Token, h.Fingerprint, op.Return})
+			}
+		}
+	}
+	return shown
 }
 
 // normalizeMode maps the API's empty default to Exclusive.

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -189,6 +190,19 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
 			op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, 7800*ms)),
 		}},
+		// multiShard seed 453 (results/findings/multiShard-453): log time
+		// stood still at 37.134 while c3's release granted the queued c7-44
+		// #331 and then c17 got #337; c7's first attempt went unanswered,
+		// its retry was answered from the dedupe table, still at 37.134.
+		{"retry answers a grant made at the same log time before a higher token", true, seed453(ms453{})},
+		{"low token granted to a request no earlier attempt left open", false, seed453(ms453{noFirst: true})},
+		{"retried grant made while an exclusive holder lived", false, seed453(ms453{c17: Exclusive})},
+		// unknown-as-unavailable: "unavailable" says the attempt was surely
+		// not applied, so it left no grant for a retry to replay.
+		{"retry of an attempt answered unavailable, below a higher token", false, seed453(ms453{firstCode: "unavailable"})},
+		{"retried grant below a token of an earlier log time", false, seed453(ms453{c3Token: 333, firstCall: 39000 * ms})},
+		{"retried grant below a token answered before the first attempt's call", false, seed453(ms453{firstCall: 42400 * ms})},
+		{"retried grant with a token a status showed for another lease", false, seed453(ms453{status: true})},
 		{"phantom called after the status returned", false, []porcupine.Operation{
 			op(1, sec, 2*sec, status(), holders(sec, hv("P", Exclusive, 3, 20*sec))),
 			op(0, 3*sec, 0, acq("a", Exclusive, 20*sec), unknown()),
@@ -254,6 +268,41 @@ func seed307(answered, renewedTo int64) []porcupine.Operation {
 	}
 }
 
+// ms453 varies seed453; the zero value is the recorded history.
+type ms453 struct {
+	noFirst   bool   // leave c7's first attempt out
+	firstCode string // its answer's error code ("": unknown outcome)
+	firstCall int64  // its call (zero: 39.211)
+	c17       string // c17's mode (zero: shared)
+	c3Token   uint64 // c3's token (zero: #317)
+	status    bool   // add a status at 37.134 listing another lease with #331
+}
+
+// seed453 is the history of multiShard seed 453 on "r30", cut to the
+// request c7-44: c3's lease, c7's first attempt, c3's release granting
+// it, c17's grant, and c7's retry answered with #331, all at log time
+// 37.134.
+func seed453(v ms453) []porcupine.Operation {
+	c744 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c7", Mode: Shared, TTL: 1218 * ms, Wait: true}, "c7-44")
+	ops := []porcupine.Operation{
+		op(0, 39072*ms, 39079*ms, acq("c3", Exclusive, 954*ms), grant("L3", cmp.Or(v.c3Token, 317), 36759*ms, 37713*ms)),
+		op(0, 40487*ms, 40494*ms, rel("L3"), ok(37134*ms)),
+		op(2, 42300*ms, 42306*ms, acq("c17", cmp.Or(v.c17, Shared), 1035*ms), grant("L17", 337, 37134*ms, 38169*ms)),
+		op(1, 42814*ms, 42820*ms, c744, grant("L7", 331, 37134*ms, 38352*ms)),
+	}
+	if !v.noFirst {
+		first, ret := unknown(), int64(0)
+		if v.firstCode != "" {
+			first, ret = LockOutput{Code: v.firstCode}, cmp.Or(v.firstCall, 39211*ms)+5*ms
+		}
+		ops = append(ops, op(1, cmp.Or(v.firstCall, 39211*ms), ret, c744, first))
+	}
+	if v.status {
+		ops = append(ops, op(3, 42000*ms, 42010*ms, status(), holders(37134*ms, hv("L9", Shared, 331, 38000*ms))))
+	}
+	return ops
+}
+
 // TestReferenceLateRenewedGrant: the reference judges seed 307 as the
 // ordered model does (both get the renew-explained late grant from the
 // partition).
@@ -292,5 +341,62 @@ func TestMarkRenewed(t *testing.T) {
 				t.Fatalf("renewedAt = %s, want %s", fmtTime(got), fmtTime(tc.want))
 			}
 		})
+	}
+}
+
+// TestMarkRetried: which grants the partition marks as possible replays of
+// an earlier attempt left in doubt.
+func TestMarkRetried(t *testing.T) {
+	c744 := withReq(acq("c7", Shared, 1218*ms), "c7-44")
+	retry := op(1, 42*sec, 43*sec, c744, grant("L7", 331, 37134*ms, 38352*ms))
+	first := op(1, 39*sec, 0, c744, unknown())
+	cases := []struct {
+		name string
+		ops  []porcupine.Operation
+		want bool
+	}{
+		{"indefinite attempt called before", []porcupine.Operation{retry, first}, true},
+		{"indefinite attempt called after", []porcupine.Operation{retry, op(1, 44*sec, 0, c744, unknown())}, false},
+		{"earlier attempt answered", []porcupine.Operation{retry, op(1, 39*sec, 40*sec, c744, ok(37*sec))}, false},
+		{"earlier attempt unavailable", []porcupine.Operation{retry, op(1, 39*sec, 40*sec, c744, LockOutput{Code: "unavailable"})}, false},
+		{"indefinite attempt of another request", []porcupine.Operation{retry, op(1, 39*sec, 0, withReq(acq("c7", Shared, 1218*ms), "c7-43"), unknown())}, false},
+		{"no request id", []porcupine.Operation{op(1, 42*sec, 43*sec, acq("c7", Shared, 1218*ms), grant("L7", 331, 37134*ms, 38352*ms)), op(1, 39*sec, 0, acq("c7", Shared, 1218*ms), unknown())}, false},
+		{"answered late (a late grant already)", []porcupine.Operation{op(1, 42*sec, 43*sec, c744, grant("L7", 331, 37500*ms, 38352*ms)), first}, false},
+		{"higher token answered after the attempt's call", []porcupine.Operation{retry, first, op(2, 41*sec, 41*sec, acq("c17", Shared, sec), grant("L17", 337, 37134*ms, 38134*ms))}, true},
+		{"higher token answered before the attempt's call", []porcupine.Operation{retry, first, op(2, 38*sec, 38*sec, acq("c17", Shared, sec), grant("L17", 337, 37134*ms, 38134*ms))}, false},
+		{"lower token answered before the attempt's call", []porcupine.Operation{retry, first, op(2, 38*sec, 38*sec, acq("c17", Shared, sec), grant("L17", 330, 37134*ms, 38134*ms))}, true},
+		{"same token shown for another lease", []porcupine.Operation{retry, first, op(2, 41*sec, 41*sec, status(), holders(37134*ms, hv("L9", Shared, 331, 38*sec)))}, false},
+		{"same token shown for its lease", []porcupine.Operation{retry, first, op(2, 41*sec, 41*sec, status(), holders(37134*ms, hv("L7", Shared, 331, 38352*ms)))}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			parts := partitionByResource(tc.ops)
+			if got := parts[0][0].Input.(LockInput).retried; got != tc.want {
+				t.Fatalf("retried = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReferenceRetriedGrant: the reference judges the seed 453 variants as
+// the ordered model does (both get the retried mark from the partition).
+func TestReferenceRetriedGrant(t *testing.T) {
+	reference := NewLockNondeterministic(LockOptions{TimeSlack: DefaultTimeSlack})
+	ref := reference.ToModel()
+	for _, tc := range []struct {
+		v    ms453
+		want porcupine.CheckResult
+	}{
+		{ms453{}, porcupine.Ok},
+		{ms453{noFirst: true}, porcupine.Illegal},
+		{ms453{c17: Exclusive}, porcupine.Illegal},
+		{ms453{firstCode: "unavailable"}, porcupine.Illegal},
+		{ms453{c3Token: 333, firstCall: 39000 * ms}, porcupine.Illegal},
+		{ms453{firstCall: 42400 * ms}, porcupine.Illegal},
+		{ms453{status: true}, porcupine.Illegal},
+	} {
+		if got := porcupine.CheckOperationsTimeout(ref, seed453(tc.v), 5*time.Second); got != tc.want {
+			t.Fatalf("%+v judged %v, want %v", tc.v, got, tc.want)
+		}
 	}
 }

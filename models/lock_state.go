@@ -70,6 +70,11 @@ type lockState struct {
 	// resource; every fresh grant must reach it. Tokens of phantoms the
 	// model never saw are not counted, which only weakens the check.
 	tokenFloor uint64
+	// floorBefore is tokenFloor as it stood when log time last moved:
+	// grants made at earlier log times stay below it, whatever was
+	// granted since at logTime. A possibly replayed grant (markRetried)
+	// must reach only this.
+	floorBefore uint64
 	// phantoms bounds how many indefinite acquires may have granted a
 	// lease the model never learned of. A phantom never blocks a grant
 	// (its existence is not certain); it only lets a status reveal it.
@@ -185,6 +190,9 @@ func (s lockState) with(l lease) lockState {
 func (sp lockSpec) advance(s lockState, now int64) (lockState, error) {
 	if now < s.logTime {
 		return s, fmt.Errorf("%w: %s after %s", errLogTimeBackwards, fmtTime(now), fmtTime(s.logTime))
+	}
+	if now > s.logTime {
+		s.floorBefore = s.tokenFloor
 	}
 	s.logTime = now
 	expired := func(l lease) bool { return sp.certainlyExpired(l, now) }
@@ -310,8 +318,14 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	if err != nil {
 		return nil, err
 	}
-	if out.Token < n.tokenFloor {
-		return nil, fmt.Errorf("%w: granted #%d, already saw #%d", errTokenOrder, out.Token, n.tokenFloor-1)
+	floor := n.tokenFloor
+	if in.retried {
+		// It may replay the grant to an earlier attempt left in doubt,
+		// made at this log time before the grants seen since.
+		floor = n.floorBefore
+	}
+	if out.Token < floor {
+		return nil, fmt.Errorf("%w: granted #%d, already saw #%d", errTokenOrder, out.Token, floor-1)
 	}
 	if n.find(leaseKey(out.LeaseID)) >= 0 {
 		return nil, fmt.Errorf("%w: lease %s granted again", errConflict, leaseKey(out.LeaseID))
@@ -616,7 +630,7 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 }
 
 func (s lockState) equal(o lockState) bool {
-	return s.logTime == o.logTime && s.tokenFloor == o.tokenFloor && s.phantoms == o.phantoms &&
+	return s.logTime == o.logTime && s.tokenFloor == o.tokenFloor && s.floorBefore == o.floorBefore && s.phantoms == o.phantoms &&
 		slices.Equal(s.leases, o.leases) && slices.Equal(s.requests, o.requests)
 }
 
@@ -627,6 +641,7 @@ func (s lockState) hash() uint64 {
 	h := newStateHash()
 	h.add(uint64(s.logTime))
 	h.add(s.tokenFloor)
+	h.add(s.floorBefore)
 	h.add(uint64(s.phantoms))
 	for _, l := range s.leases {
 		h.add(l.Token)
