@@ -26,6 +26,10 @@ var savedRuns = []struct {
 		"a holder's release lost to back-to-back leader kills; its waiters waited past the bound"},
 	{"leaderCrash-307-status", checker.Success, nil,
 		"model error: a late grant answered with the expiry of a renew made meanwhile (models markRenewed)"},
+	{"multiShard-453/run-453", checker.Success, nil,
+		"model error: a retry answered with a grant made at its log time before higher tokens (models markRetried)"},
+	{"multiShard-453/run-488", checker.Success, nil,
+		"model error: the same shape as run-453"},
 }
 
 // TestSavedRunsKeepTheirVerdicts: goal — every saved finding re-checks to
