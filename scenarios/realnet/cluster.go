@@ -66,6 +66,9 @@ type ClusterOptions struct {
 	// LeaderOf is the group whose leader Leader reports on sharded
 	// members: 0 the metadata group, s lock shard s.
 	LeaderOf int
+	// SoleLeader makes Leader report LeaderOf's leader only while it
+	// leads no other lock shard, as the simulator does; see Leader.
+	SoleLeader bool
 	// Gateway runs a lockd gateway joined to every member; it stands with
 	// member GatewayHome in partitions.
 	Gateway     bool

@@ -15,13 +15,19 @@ import (
 // a one-shard member, /cluster?local=true (the member's own view of the
 // metadata group and of every lock shard) for a sharded one.
 
-// Leader implements nemesis.Cluster as the simulator does: the member
-// that leads the group the nemeses target (the only lock shard; on sharded
-// members group LeaderOf). Crashing or cutting it hits all of its groups,
-// as with any process; so a lock shard's leader counts only while it leads
-// no other lock shard, and the nemesis waits until leaders have spread.
-// Members are asked again for up to leaderPatience: on a loaded machine a
-// reply can miss the probe timeout, and a skipped fault is a weaker run.
+// Leader implements nemesis.Cluster: the member that leads the group the
+// nemeses target (the only lock shard; on sharded members group
+// LeaderOf). Crashing or cutting it hits all of its groups, as with any
+// process. With SoleLeader, as in the simulator, a lock shard's leader
+// counts only while it leads no other lock shard, so that the other
+// shards' latency can be judged; the nemesis then waits for leaders to
+// spread. Without it any leader of the shard counts: on real processes
+// spreading can stall for a whole term (a transfer to a member cut off by
+// a silent partition times out, and the member is barred from that
+// group's transfers until the term changes), and a pinned step would be
+// skipped. Members are asked again for up to leaderPatience: on a loaded
+// machine a reply can miss the probe timeout, and a skipped fault is a
+// weaker run.
 func (c *Cluster) Leader() (string, bool) {
 	deadline := time.Now().Add(leaderPatience)
 	for {
@@ -41,7 +47,7 @@ func (c *Cluster) leader() (string, bool) {
 		if !ok || !led[c.opts.LeaderOf] {
 			continue
 		}
-		if c.opts.LeaderOf > 0 {
+		if c.opts.LeaderOf > 0 && c.opts.SoleLeader {
 			for g := 1; g <= c.opts.Shards; g++ {
 				if g != c.opts.LeaderOf && led[g] {
 					return "", false
@@ -120,9 +126,10 @@ func (c *Cluster) awaitLeaders(ctx context.Context, limit time.Duration) error {
 
 // awaitSpread waits, on sharded members, until no member leads more than
 // its share of the lock shards, as the members' spreading makes them
-// after start-up: the leader-targeting nemeses act only on a member that
-// leads its target shard alone. It gives up quietly after limit (the
-// nemeses then skip the steps they cannot take, and say so).
+// after start-up: the run starts from the simulator's state, and with
+// SoleLeader the leader-targeting nemeses act only on a member that leads
+// its target shard alone. It gives up quietly after limit (the nemeses
+// then skip the steps they cannot take, and say so).
 func (c *Cluster) awaitSpread(ctx context.Context, limit time.Duration) {
 	if !c.sharded() {
 		return

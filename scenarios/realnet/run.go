@@ -84,6 +84,7 @@ func clusterOptions(s scenarios.Scenario, opts Options, work string, rs scenario
 		if s.LeaderOf == "" {
 			co.LeaderOf = 1
 		}
+		co.SoleLeader = s.Checks.ShardP99BoundMs > 0
 	}
 	if s.Gateway {
 		// The simulator draws the home among its cluster draws; here it has
