@@ -67,10 +67,8 @@ type picker struct {
 // every endpoint has failed, the one that failed longest ago. A failed
 // member is thus never asked again before one that failed earlier, and a
 // cached leader hint (refreshed in the background, so often naming a
-// member that just died) never beats a member that failed longer ago: a
-// release spent its last attempt on the dead member its previous attempt
-// had just failed on, while the new leader was last asked two attempts
-// before (orphanWaiters seed 199).
+// member that just died: followers name a dead leader until their election
+// timeout) never beats a member that failed longer ago.
 func (p *picker) next(leader string) (string, int) {
 	if _, failed := p.failedAt[leader]; leader != "" && !failed {
 		return leader, -1

@@ -77,14 +77,14 @@ func TestRetryAsksNoFailedEndpointTwiceWhileAnotherRemains(t *testing.T) {
 
 // TestRetryAsksTheLongestFailedFirst: goal — once every endpoint has failed
 // a call, the next attempt goes to the one that failed longest ago, not to
-// the cached leader hint that just failed (orphanWaiters seed 199: a
-// release's last attempt went to the dead member its previous attempt had
-// failed on, while the new leader, asked first, was never asked again; the
-// lease outlived its holder's release). Method: endpoints a, b, c, every
-// attempt fails (or all but the one that answers from some attempt on, as a
-// member elected meanwhile would); the map is empty, or names a
-// leader from the start, or only from a given attempt on (a background
-// refresh landing mid-call); the endpoints asked must be exactly as listed.
+// the cached leader hint that just failed (a map fetched just after a
+// leader dies still names it, so a release could spend its last attempt on
+// the dead member its previous attempt had just failed on, while the member
+// asked first, elected since, was not asked again). Method: endpoints a, b,
+// c; every attempt fails, or all but those of one endpoint from some attempt
+// on (a member elected meanwhile); the map is empty, or names a leader from
+// the start, or only from a given attempt on (a background refresh landing
+// mid-call); the endpoints asked must be exactly as listed.
 func TestRetryAsksTheLongestFailedFirst(t *testing.T) {
 	const a, b, cURL = "http://a.test", "http://b.test", "http://c.test"
 	serverDown := &APIError{Status: http.StatusServiceUnavailable, Code: "unavailable"}
