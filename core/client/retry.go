@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/lockstep/lockstep/core/ctxtime"
 )
@@ -12,36 +11,20 @@ import (
 type attemptFunc func(ctx context.Context, endpoint string) error
 
 // retry runs attempt until it succeeds, fails with a 4xx, ctx ends or
-// MaxAttempts is used up. An attempt goes to the leader of resource's shard
-// when the cached shard map names it; otherwise to the next endpoint in turn
-// from the one that answered last, so retries rotate across the whole
-// cluster. An endpoint (or leader) that failed this call is not asked again
-// while another has not failed, so a dead node costs one attempt even when
-// the map still names it; once every endpoint has failed, the rotation
-// starts over. A failed leader attempt refreshes the map. Callers make
-// attempts idempotent (request ids).
+// MaxAttempts is used up, asking the endpoint next picks each time. A
+// failed leader attempt refreshes the map. Callers make attempts
+// idempotent (request ids).
 func (c *Client) retry(ctx context.Context, op, resource string, attempt attemptFunc) error {
-	start := int(c.preferred.Load())
 	var last error
-	failed := make(map[string]bool, len(c.endpoints))
-	turn := 0 // the next endpoint in rotation is start+turn
+	p := picker{endpoints: c.endpoints, start: int(c.preferred.Load()), failedAt: make(map[string]int, len(c.endpoints))}
 	for i := range c.maxAttempts {
 		if i > 0 {
 			if err := ctxtime.Sleep(ctx, c.backoff.delay(i-1)); err != nil {
 				return fmt.Errorf("%w (last error: %w)", err, last)
 			}
 		}
-		if !slices.ContainsFunc(c.endpoints, func(e string) bool { return !failed[e] }) {
-			clear(failed)
-		}
 		leader := c.leaderURL(resource)
-		target, idx := leader, -1
-		if leader == "" || failed[leader] {
-			for target = ""; target == "" || failed[target]; turn++ {
-				idx = (start + turn) % len(c.endpoints)
-				target = c.endpoints[idx]
-			}
-		}
+		target, idx := p.next(leader)
 		err := attempt(ctx, target)
 		if err == nil {
 			if idx >= 0 {
@@ -55,7 +38,7 @@ func (c *Client) retry(ctx context.Context, op, resource string, attempt attempt
 		if !retryable(err) {
 			return err
 		}
-		failed[target] = true
+		p.failedAt[target] = i
 		if target == leader {
 			c.refreshRoutes()
 		}
@@ -63,6 +46,46 @@ func (c *Client) retry(ctx context.Context, op, resource string, attempt attempt
 		c.log.Debug("lockstep: attempt failed", "op", op, "attempt", i+1, "endpoint", target, "err", err)
 	}
 	return fmt.Errorf("giving up after %d attempts: %w", c.maxAttempts, last)
+}
+
+// picker chooses the endpoint of each attempt of one call.
+type picker struct {
+	endpoints []string
+	// start is the endpoint that answered the client last; the rotation
+	// begins there, so a dead node is skipped once, not on every call.
+	start int
+	// turn is how far the rotation has gone from start.
+	turn int
+	// failedAt is the attempt in which an endpoint (or leader) last
+	// failed this call.
+	failedAt map[string]int
+}
+
+// next returns the endpoint to ask and its index in endpoints (-1 for a
+// leader URL). The shard's leader goes first when the map names one that
+// has not failed this call; then the endpoints in turn that have not; once
+// every endpoint has failed, the one that failed longest ago. A failed
+// member is thus never asked again before one that failed earlier, and a
+// cached leader hint (refreshed in the background, so often naming a
+// member that just died: followers name a dead leader until their election
+// timeout) never beats a member that failed longer ago.
+func (p *picker) next(leader string) (string, int) {
+	if _, failed := p.failedAt[leader]; leader != "" && !failed {
+		return leader, -1
+	}
+	oldest := -1
+	for range p.endpoints {
+		idx := (p.start + p.turn) % len(p.endpoints)
+		p.turn++
+		at, failed := p.failedAt[p.endpoints[idx]]
+		if !failed {
+			return p.endpoints[idx], idx
+		}
+		if oldest < 0 || at < p.failedAt[p.endpoints[oldest]] {
+			oldest = idx
+		}
+	}
+	return p.endpoints[oldest], oldest
 }
 
 // call runs the idempotent request req (for resource, "" for none) with retries and returns the reply

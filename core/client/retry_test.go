@@ -74,3 +74,70 @@ func TestRetryAsksNoFailedEndpointTwiceWhileAnotherRemains(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryAsksTheLongestFailedFirst: goal — once every endpoint has failed
+// a call, the next attempt goes to the one that failed longest ago, not to
+// the cached leader hint that just failed (a map fetched just after a
+// leader dies still names it, so a release could spend its last attempt on
+// the dead member its previous attempt had just failed on, while the member
+// asked first, elected since, was not asked again). Method: endpoints a, b,
+// c; every attempt fails, or all but those of one endpoint from some attempt
+// on (a member elected meanwhile); the map is empty, or names a leader from
+// the start, or only from a given attempt on (a background refresh landing
+// mid-call); the endpoints asked must be exactly as listed.
+func TestRetryAsksTheLongestFailedFirst(t *testing.T) {
+	const a, b, cURL = "http://a.test", "http://b.test", "http://c.test"
+	serverDown := &APIError{Status: http.StatusServiceUnavailable, Code: "unavailable"}
+	cases := []struct {
+		name     string
+		attempts int
+		leader   string // the map's leader of the shard, "" for none
+		mapFrom  int    // the attempt (0-based) before which the map is published
+		answers  string // the endpoint that answers from attempt answerAt (0-based) on, "" for none
+		answerAt int
+		want     []string
+	}{
+		{name: "a hint published mid-call that then fails is not asked twice in a row", attempts: 4, leader: cURL, mapFrom: 2,
+			want: []string{a, b, cURL, a}},
+		{name: "the rotation continues in failure order", attempts: 7, leader: cURL, mapFrom: 2,
+			want: []string{a, b, cURL, a, b, cURL, a}},
+		{name: "the member asked first, since elected, answers the last attempt", attempts: 4, leader: cURL, mapFrom: 2,
+			answers: a, answerAt: 3, want: []string{a, b, cURL, a}},
+		{name: "a hint known from the start fails first, so it is asked first again", attempts: 5, leader: b,
+			want: []string{b, a, cURL, b, a}},
+		{name: "no map: the endpoints in turn", attempts: 5,
+			want: []string{a, b, cURL, a, b}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(Config{Endpoints: []string{a, b, cURL}, MaxAttempts: tc.attempts, BackoffBase: time.Millisecond,
+				BackoffMax: time.Millisecond, HTTPClient: &http.Client{Transport: failingTransport{}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			publish := func() {
+				c.routes.current.Store(&routeMap{version: 1, leaders: []string{tc.leader}, fetched: time.Now()})
+			}
+			if tc.leader != "" && tc.mapFrom == 0 {
+				publish()
+			}
+			var asked []string
+			err = c.retry(context.Background(), "release", "r", func(_ context.Context, endpoint string) error {
+				asked = append(asked, endpoint)
+				if tc.leader != "" && len(asked) == tc.mapFrom {
+					publish()
+				}
+				if endpoint == tc.answers && len(asked) > tc.answerAt {
+					return nil
+				}
+				return serverDown
+			})
+			if (err == nil) != (tc.answers != "") {
+				t.Fatalf("err %v, want success only when %q answers", err, tc.answers)
+			}
+			if !slices.Equal(asked, tc.want) {
+				t.Fatalf("asked %v, want %v", asked, tc.want)
+			}
+		})
+	}
+}

@@ -27,6 +27,16 @@ type contacts struct {
 	// changes counts the observations of a leader other than that.
 	leader  raft.ServerID
 	changes uint64
+	// watches are called at the first observation of a leader other than
+	// the one each expects (forwards in flight to it: leaderWatch).
+	watches   map[uint64]leaderWatch
+	nextWatch uint64
+}
+
+// leaderWatch is a call waiting for the group to leave leader expect.
+type leaderWatch struct {
+	expect raft.ServerID
+	call   func()
 }
 
 func newContacts(self raft.ServerID) *contacts {
@@ -43,6 +53,12 @@ func (c *contacts) observe(o raft.Observation) {
 		if d.LeaderID != "" && d.LeaderID != c.leader {
 			c.changes++
 		}
+		for id, w := range c.watches {
+			if w.expect != d.LeaderID {
+				w.call()
+				delete(c.watches, id)
+			}
+		}
 		c.leader = d.LeaderID
 		if d.LeaderID == c.self {
 			c.leaderSince = time.Now()
@@ -55,6 +71,26 @@ func (c *contacts) observe(o raft.Observation) {
 		c.failing[d.PeerID] = last
 	case raft.ResumedHeartbeatObservation:
 		delete(c.failing, d.PeerID)
+	}
+}
+
+// onLeaderLeft calls call (once, from the observer; it must not block) when
+// a leader other than expect is observed, including none (an election
+// started); stop unregisters it. An observation of expect itself, perhaps
+// late, does not count.
+func (c *contacts) onLeaderLeft(expect raft.ServerID, call func()) (stop func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watches == nil {
+		c.watches = make(map[uint64]leaderWatch)
+	}
+	id := c.nextWatch
+	c.nextWatch++
+	c.watches[id] = leaderWatch{expect: expect, call: call}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.watches, id)
 	}
 }
 

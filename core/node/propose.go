@@ -63,7 +63,7 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 			}
 			sent := time.Now()
 			fctx, fspan := n.startForward(ctx, leader)
-			out, err := n.cfg.Forwarder.Forward(fctx, leader, buf)
+			out, err := n.forward(fctx, leader, &cmd, buf)
 			endSpan(fspan, err)
 			n.stageSince(StageForward, sent)
 			if err == nil {
@@ -208,4 +208,25 @@ func (g *applyGate) closeAndWait() {
 	}
 	g.mu.Unlock()
 	<-g.idle
+}
+
+// forward sends cmd to leader. A leader that died holds a forward until the
+// caller's deadline, so a release forwarded to it stops waiting once raft
+// here sees it gone (an election starts): unsent, it then fails as such and
+// propose takes it to the next leader. Without this a holder's release,
+// retried by its client across two leader kills, could spend every attempt
+// on dead leaders and the lease outlived its holder (orphanWaiters seeds 34,
+// 55, 199). Only releases: doing this for every command (eaf2046) let
+// waiting acquires queued through a killed member time out before its
+// restart's hello, and the simulator no longer caught the
+// hello-skips-neighbours mutant.
+func (n *Node) forward(ctx context.Context, leader Peer, cmd *lock.Command, buf []byte) ([]byte, error) {
+	if cmd.Op != lock.OpRelease {
+		return n.cfg.Forwarder.Forward(ctx, leader, buf)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := n.contacts.onLeaderLeft(raft.ServerID(leader.ID), cancel)
+	defer stop()
+	return n.cfg.Forwarder.Forward(ctx, leader, buf)
 }
