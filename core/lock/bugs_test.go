@@ -3,7 +3,10 @@
 package lock
 
 import (
+	"fmt"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // TestBugModesForget: goal — the testbed's in-memory bug modes do forget
@@ -50,5 +53,31 @@ func TestTokenInMemoryRestoresItsOwnSnapshot(t *testing.T) {
 	}
 	if st := r.Status("q"); len(st.Holders) != 1 || st.Holders[0].Token != 2 {
 		t.Errorf("restored %q: %s, want its holder with token 2", "q", describeStatus(st))
+	}
+}
+
+// TestBugModesRestoreTheirSnapshots: goal — under every bug mode, each
+// snapshot the state machine writes restores. A bug mode may break the
+// lock's guarantees, which the testbed must see from the outside; a replica
+// refusing its own snapshot instead makes raft fall back to an older one
+// and panic over the compacted log, ending the whole sweep. Method: rapid
+// draws a log (new terms included), each prefix's snapshot is restored.
+func TestBugModesRestoreTheirSnapshots(t *testing.T) {
+	for _, bugs := range []Bugs{{TokenInMemory: true}, {QueueInMemory: true}, {ForgetSettled: true}} {
+		cfg := propConfig()
+		cfg.Bugs = bugs
+		t.Run(fmt.Sprintf("%+v", bugs), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				log := drawLog(t)
+				defer logOnFailure(t, log)
+				s := mustNew(t, cfg)
+				for _, e := range log {
+					s.Apply(e)
+					if err := mustNew(t, cfg).Restore(s.Snapshot()); err != nil {
+						t.Fatalf("after index %d: restore of its own snapshot: %v", e.Index, err)
+					}
+				}
+			})
+		})
 	}
 }
