@@ -3,7 +3,10 @@
 package lock
 
 import (
+	"fmt"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // TestBugModesForget: goal — the testbed's in-memory bug modes do forget
@@ -24,4 +27,57 @@ func TestBugModesForget(t *testing.T) {
 		t.Errorf("status after a new term %s, want the holder only", describeStatus(st))
 	}
 	checkCounters(t, s, "new term")
+}
+
+// TestTokenInMemoryRestoresItsOwnSnapshot: goal — a token-in-memory state
+// machine restores the snapshots it writes, holders with tokens above the
+// restarted counter included. Its Restore refused them ("breaks the lock
+// invariants"), so raft, restarting a node, fell back to an older snapshot
+// whose following entries were compacted and panicked "log not found",
+// killing a whole locksim -bug-table process (leaderCrash seeds 1, 25).
+func TestTokenInMemoryRestoresItsOwnSnapshot(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Bugs = Bugs{TokenInMemory: true}
+	s := mustNew(t, cfg)
+	applyAt(s, 1, 0, acq("r", 'a', X, 1000, 0))
+	applyAt(s, 2, 1, acq("q", 'b', X, 1000, 0))
+	// A new term restarts the counter: "p" gets token 1 again, below the 2
+	// "q" holds.
+	s.Apply(Entry{Index: 3, Term: 2, Command: acq("p", 'c', X, 1000, 0)})
+	if m := s.Metrics(); m.LastToken != 1 {
+		t.Fatalf("last token after a new term %d, want 1 (restarted)", m.LastToken)
+	}
+	r := mustNew(t, cfg)
+	if err := r.Restore(s.Snapshot()); err != nil {
+		t.Fatalf("restore of a token-in-memory snapshot: %v", err)
+	}
+	if st := r.Status("q"); len(st.Holders) != 1 || st.Holders[0].Token != 2 {
+		t.Errorf("restored %q: %s, want its holder with token 2", "q", describeStatus(st))
+	}
+}
+
+// TestBugModesRestoreTheirSnapshots: goal — under every bug mode, each
+// snapshot the state machine writes restores. A bug mode may break the
+// lock's guarantees, which the testbed must see from the outside; a replica
+// refusing its own snapshot instead makes raft fall back to an older one
+// and panic over the compacted log, ending the whole sweep. Method: rapid
+// draws a log (new terms included), each prefix's snapshot is restored.
+func TestBugModesRestoreTheirSnapshots(t *testing.T) {
+	for _, bugs := range []Bugs{{TokenInMemory: true}, {QueueInMemory: true}, {ForgetSettled: true}} {
+		cfg := propConfig()
+		cfg.Bugs = bugs
+		t.Run(fmt.Sprintf("%+v", bugs), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				log := drawLog(t)
+				defer logOnFailure(t, log)
+				s := mustNew(t, cfg)
+				for _, e := range log {
+					s.Apply(e)
+					if err := mustNew(t, cfg).Restore(s.Snapshot()); err != nil {
+						t.Fatalf("after index %d: restore of its own snapshot: %v", e.Index, err)
+					}
+				}
+			})
+		})
+	}
 }

@@ -293,7 +293,7 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 		}
 		// Apply panics on a broken invariant, so a snapshot must not be
 		// able to smuggle one in.
-		if h.token == 0 || h.token > s.lastToken || !validMode(mode) || !r.compatible(mode) {
+		if !s.tokenInRange(h.token) || !validMode(mode) || !r.compatible(mode) {
 			d.err = fmt.Errorf("%w: resource %q: holder token %d mode %d breaks the lock invariants", ErrCorrupt, r.name, h.token, mode)
 			return
 		}

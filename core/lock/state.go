@@ -734,12 +734,18 @@ func (s *State) assertInvariants(name string) {
 		if h.mode() == Exclusive && n > 1 {
 			panic("lock: exclusive holder shares the lock")
 		}
-		// The token-in-memory bug mode breaks this on purpose; the testbed
-		// must catch it from the outside, not by crashing the replica.
-		if h.token == 0 || (h.token > s.lastToken && !s.cfg.Bugs.TokenInMemory) {
+		if !s.tokenInRange(h.token) {
 			panic("lock: holder token out of range")
 		}
 	}
+}
+
+// tokenInRange says whether a holder's token can have been issued: not
+// zero and not above the last token. The token-in-memory bug mode breaks
+// the bound on purpose; the testbed must catch it from the outside, not by
+// a replica crashing or refusing its own snapshots.
+func (s *State) tokenInRange(t uint64) bool {
+	return t != 0 && (t <= s.lastToken || s.cfg.Bugs.TokenInMemory)
 }
 
 // Metrics is a summary for monitoring.
