@@ -8,9 +8,12 @@ import (
 // checkLiveness demands progress once the cluster is stable, i.e. from the
 // end of the last fault plus RecoveryBound (from the start if there were no
 // faults). Fault windows are virtual time while the trace is log time,
-// which follows the leader's clock but pauses between leaders, so unless a
-// leader's clock runs fast it never gets ahead of virtual time: measuring
-// from the virtual stability point then only makes bounds easier to meet. Only
+// which follows the leader's clock but pauses between leaders, so it
+// usually lags virtual time and measuring from the virtual stability point
+// only makes bounds easier to meet. A leader whose clock steps forward
+// (clock faults) carries its group's log time ahead of virtual time, though,
+// so a group's stable time starts no earlier than the log time the group
+// had reached at the stability point (stableLogTimes). Only
 // spans the trace covers are judged: a run that ends before a bound
 // elapses proves nothing. Time a waiter spends behind a lease orphaned by
 // a killed process (orphanedLeases) is not counted. A lease's deadline is
@@ -36,16 +39,17 @@ func checkLiveness(h *History, r queueReplay, trace []TraceEvent, opts Options, 
 		}
 		return r.Horizon
 	}
-	from := func(t int64) int64 {
+	stableLog := stableLogTimes(h.Entries, stable)
+	from := func(resource string, t int64) int64 {
 		if hasStable {
-			return max(t, stable)
+			return max(t, stable, stableLog[groupOf[resource]])
 		}
 		return t
 	}
 	if bound := int64(opts.GrantBound); bound > 0 {
 		orphaned := orphanedLeases(h, trace)
 		for _, w := range r.Waiters {
-			start, end := from(w.EnqTime), w.EndTime
+			start, end := from(w.Resource, w.EnqTime), w.EndTime
 			if w.Outcome == stillWaiting {
 				end = horizon(w.Resource)
 			}
@@ -63,7 +67,7 @@ func checkLiveness(h *History, r queueReplay, trace []TraceEvent, opts Options, 
 	}
 	if bound := int64(opts.ElectionBound); bound > 0 {
 		for _, l := range leaseLives(trace) {
-			deadline := from(l.expires) + bound
+			deadline := from(l.resource, l.expires) + bound
 			switch {
 			case l.freed && l.freedAt > deadline:
 				f.add(Violation{
@@ -80,6 +84,21 @@ func checkLiveness(h *History, r queueReplay, trace []TraceEvent, opts Options, 
 			}
 		}
 	}
+}
+
+// stableLogTimes returns, per group, the log time of the group's last entry
+// applied at or before the virtual instant stable: where the group's log
+// time stood when the cluster became stable. The last entry, not the
+// first after, so that a group silent past the stability point is still
+// judged from it.
+func stableLogTimes(entries []Entry, stable int64) map[int]int64 {
+	out := make(map[int]int64)
+	for _, e := range entries {
+		if e.At <= stable {
+			out[e.Group] = max(out[e.Group], e.LogTime)
+		}
+	}
+	return out
 }
 
 // leaseLife is a lease's last known expiry and when (if ever) it was freed.
