@@ -30,6 +30,8 @@ var savedRuns = []struct {
 		"model error: a retry answered with a grant made at its log time before higher tokens (models markRetried)"},
 	{"multiShard-453/run-488", checker.Success, nil,
 		"model error: the same shape as run-453"},
+	{"sweep6-multiShard/run-396", checker.Success, nil,
+		"checker error: a leader clock step put group 3's log time ahead of virtual time, so waits inside the last fault counted as stable (checker stableLogTimes)"},
 }
 
 // TestSavedRunsKeepTheirVerdicts: goal — every saved finding re-checks to
