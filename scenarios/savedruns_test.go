@@ -30,6 +30,8 @@ var savedRuns = []struct {
 		"model error: a retry answered with a grant made at its log time before higher tokens (models markRetried)"},
 	{"multiShard-453/run-488", checker.Success, nil,
 		"model error: the same shape as run-453"},
+	{"sweep6-multiShard/run-448", checker.Success, nil,
+		"model error: a late grant's own expiry taken for a renewed one, though the grant predated the model's log time (models lateGrant)"},
 }
 
 // TestSavedRunsKeepTheirVerdicts: goal — every saved finding re-checks to
