@@ -190,6 +190,12 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
 			op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, 7800*ms)),
 		}},
+		// multiShard seed 448 (results/findings/sweep6-multiShard): c5's
+		// retry was answered late (from the dedupe table) with a grant of
+		// 36.870, before c34's release at 37.157, unrenewed; c5 sent a
+		// renew the instant it got the answer, which never applied.
+		{"late answer with the grant's own expiry, a renew sent at its return", true, seed448(38837 * ms)},
+		{"grant while a late answer's own expiry had not passed", false, seed448(38700 * ms)},
 		// multiShard seed 453 (results/findings/multiShard-453): log time
 		// stood still at 37.134 while c3's release granted the queued c7-44
 		// #331 and then c17 got #337; c7's first attempt went unanswered,
@@ -268,6 +274,21 @@ func seed307(answered, renewedTo int64) []porcupine.Operation {
 	}
 }
 
+// seed448 is the history of multiShard seed 448 on "r20", cut to c5's
+// lease: c34's shared lease and release, c5's retry of c5-38 answered at
+// 38.684 with the grant of 36.870 (#316, expiry 38.736), its renew with an
+// unknown outcome, sent as the answer came, and c1's exclusive grant at
+// c1At (recorded: 38.837).
+func seed448(c1At int64) []porcupine.Operation {
+	return []porcupine.Operation{
+		op(34, 31190*ms, 31198*ms, acq("c34", Shared, 1875*ms), grant("L34", 317, 36986*ms, 38861*ms)),
+		op(34, 31361*ms, 31373*ms, rel("L34"), ok(37157*ms)),
+		op(5, 32886*ms, 32898*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTL: 1867 * ms, Wait: true}, "c5-38"), grant("L5", 316, 38684*ms, 38736*ms)),
+		op(5, 32898*ms, 0, renew("L5", 0), unknown()),
+		op(1, 33042*ms, 33049*ms, acq("c1", Exclusive, 1198*ms), grant("L1", 333, c1At, c1At+1198*ms)),
+	}
+}
+
 // ms453 varies seed453; the zero value is the recorded history.
 type ms453 struct {
 	noFirst   bool   // leave c7's first attempt out
@@ -303,8 +324,8 @@ func seed453(v ms453) []porcupine.Operation {
 	return ops
 }
 
-// TestReferenceLateRenewedGrant: the reference judges seed 307 as the
-// ordered model does (both get the renew-explained late grant from the
+// TestReferenceLateRenewedGrant: the reference judges seeds 307 and 448
+// as the ordered model does (both get the renew-explained late grant from the
 // partition).
 func TestReferenceLateRenewedGrant(t *testing.T) {
 	reference := NewLockNondeterministic(LockOptions{TimeSlack: DefaultTimeSlack})
@@ -314,6 +335,12 @@ func TestReferenceLateRenewedGrant(t *testing.T) {
 	}
 	if got := porcupine.CheckOperationsTimeout(ref, seed307(7900*ms, 7800*ms), 5*time.Second); got != porcupine.Illegal {
 		t.Fatalf("unexplained expiry judged %v", got)
+	}
+	if got := porcupine.CheckOperationsTimeout(ref, seed448(38837*ms), 5*time.Second); got != porcupine.Ok {
+		t.Fatalf("seed 448 judged %v", got)
+	}
+	if got := porcupine.CheckOperationsTimeout(ref, seed448(38700*ms), 5*time.Second); got != porcupine.Illegal {
+		t.Fatalf("seed 448 with a grant before the expiry judged %v", got)
 	}
 }
 

@@ -415,10 +415,14 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 		return []lockState{n}, nil
 	}
 	if in.renewedAt != 0 {
-		// Granted at G in [now, renewedAt], so until at least now+TTL, and
-		// maybe later. Only a holder live through renewedAt surely
-		// overlapped G; one that expires sooner may have made way for it.
-		l.ExpiresAt, l.Open = n.logTime+in.TTL, true
+		// If a renew set the expiry shown, the grant came at G in [now,
+		// renewedAt], so lives until at least now+TTL; if none did, the
+		// answer shows the grant's own expiry, and a retry's grant may
+		// predate now (multiShard seed 448). So it lives until at least
+		// the sooner of the two, and maybe later. Only a holder live
+		// through renewedAt surely overlapped G; one that expires sooner
+		// may have made way for it.
+		l.ExpiresAt, l.Open = min(out.ExpiresAt, n.logTime+in.TTL), true
 		judged := n
 		judged.logTime = max(n.logTime, in.renewedAt)
 		judged, err = sp.admit(judged, l)

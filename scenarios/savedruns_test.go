@@ -32,6 +32,8 @@ var savedRuns = []struct {
 		"model error: the same shape as run-453"},
 	{"sweep6-multiShard/run-396", checker.Success, nil,
 		"checker error: a leader clock step put group 3's log time ahead of virtual time, so waits inside the last fault counted as stable (checker stableLogTimes)"},
+	{"sweep6-multiShard/run-448", checker.Success, nil,
+		"model error: a late grant's own expiry taken for a renewed one, though the grant predated the model's log time (models lateGrant)"},
 }
 
 // TestSavedRunsKeepTheirVerdicts: goal — every saved finding re-checks to
