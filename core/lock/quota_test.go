@@ -65,7 +65,8 @@ func TestQuotaTable(t *testing.T) {
 // acquire carrying the same quota: the kept counts equal a recount of the
 // table, no namespace or client ever passes a limit (held counting its
 // queue entries), a refused acquire changes nothing but what a tick at
-// the same moment and settling its resources would, and a restored snapshot has the same counts.
+// the same moment and settling its resources would, and a restored
+// snapshot has the same counts.
 // Method: rapid draws the log.
 func TestQuotaProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
