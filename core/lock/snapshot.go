@@ -220,17 +220,9 @@ func (d *decoder) lease() Lease {
 // Restore replaces the state with a decoded snapshot. On error the state is
 // left unchanged.
 func (s *State) Restore(b []byte) error {
-	version := 5
-	switch {
-	case len(b) >= len(snapshotMagic) && string(b[:len(snapshotMagic)]) == snapshotMagic:
-	case len(b) >= len(snapshotMagicV4) && string(b[:len(snapshotMagicV4)]) == snapshotMagicV4:
-		version = 4
-	case len(b) >= len(snapshotMagicV3) && string(b[:len(snapshotMagicV3)]) == snapshotMagicV3:
-		version = 3
-	case len(b) >= len(snapshotMagicV2) && string(b[:len(snapshotMagicV2)]) == snapshotMagicV2:
-		version = 2
-	default:
-		return fmt.Errorf("%w: not a lock snapshot", ErrCorrupt)
+	version, err := snapshotVersion(b)
+	if err != nil {
+		return err
 	}
 	fresh, err := New(s.cfg)
 	if err != nil {
@@ -262,6 +254,37 @@ func (s *State) Restore(b []byte) error {
 	*s = *fresh
 	s.forgetOnNewTerm()
 	return nil
+}
+
+// snapshotVersion reads the magic every snapshot starts with.
+func snapshotVersion(b []byte) (int, error) {
+	for _, m := range []struct {
+		magic   string
+		version int
+	}{{snapshotMagic, 5}, {snapshotMagicV4, 4}, {snapshotMagicV3, 3}, {snapshotMagicV2, 2}} {
+		if len(b) >= len(m.magic) && string(b[:len(m.magic)]) == m.magic {
+			return m.version, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: not a lock snapshot", ErrCorrupt)
+}
+
+// SnapshotIndex returns the index of the last entry the snapshot's state
+// applied (Metrics().LastIndex once restored), reading only its header,
+// so a replica can tell an older snapshot from a newer one before
+// restoring it.
+func SnapshotIndex(b []byte) (uint64, error) {
+	version, err := snapshotVersion(b)
+	if err != nil {
+		return 0, err
+	}
+	d := decoder{b: b, off: len(snapshotMagic), version: version}
+	_ = d.uvarint() // the token counter comes first
+	index := d.uvarint()
+	if d.err != nil {
+		return 0, fmt.Errorf("snapshot header: %w", d.err)
+	}
+	return index, nil
 }
 
 func validMode(m Mode) bool { return m == Exclusive || m == Shared }

@@ -82,7 +82,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 			}
 		}
 	}
-	r, err := raft.NewRaft(rc, f, node.KeepCompactionEdge(cfg.Stores.Log), cfg.Stores.Stable, cfg.Stores.Snapshot, cfg.Transport)
+	r, err := raft.NewRaft(rc, f, node.KeepCompactionEdge(cfg.Stores.Log), cfg.Stores.Stable, cfg.Stores.Snapshot, node.GroupTransport(cfg.Transport, 0))
 	if err != nil {
 		return nil, fmt.Errorf("meta: start raft: %w", err)
 	}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -179,6 +180,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.restores++
+	if err := f.refuseRewind(b); err != nil {
+		return err
+	}
 	if err := f.state.Restore(b); err != nil {
 		return err
 	}
@@ -186,6 +190,30 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.notify.restored(f.state.Status, f.state.Metrics().LogTime)
 	if f.restored != nil {
 		f.restored(f.state)
+	}
+	return nil
+}
+
+// errOlderSnapshot refuses a snapshot that would move the state back.
+var errOlderSnapshot = errors.New("snapshot is older than this replica's state")
+
+// refuseRewind fails a restore of a snapshot older than the state.
+//
+// Every entry a replica applied is committed, so a leader never needs to
+// move it back; yet hashicorp/raft v1.7.2 restores whatever snapshot a
+// leader sends, and a leader sends its own, older one after walking a
+// follower's next index below its log start (see anchorAtFollowerEnd).
+// The rewound follower's raft then applies from the snapshot's index over
+// a log compacted past it and panics "log not found". Refusing keeps the
+// state and raft's applied index; the leader retries until it has a newer
+// snapshot or the follower's log matches again.
+func (f *fsm) refuseRewind(b []byte) error {
+	index, err := lock.SnapshotIndex(b)
+	if err != nil {
+		return err
+	}
+	if have := f.state.Metrics().LastIndex; index < have {
+		return fmt.Errorf("%w: it ends at entry %d, the state at %d", errOlderSnapshot, index, have)
 	}
 	return nil
 }

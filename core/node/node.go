@@ -82,7 +82,7 @@ func New(cfg Config) (*Node, error) {
 		}
 	}
 	r, err := raft.NewRaft(cfg.raftConfig(), f, KeepCompactionEdge(cfg.Stores.Log), cfg.Stores.Stable, cfg.Stores.Snapshot,
-		boundTimeoutNow(cfg.Transport, cfg.ElectionTimeout))
+		GroupTransport(cfg.Transport, cfg.ElectionTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
