@@ -239,9 +239,23 @@ func partitionByResource(history []porcupine.Operation) [][]porcupine.Operation 
 	return parts
 }
 
+// expiryReadPrecision is how far apart two answers may put one expiry:
+// the HTTP API truncates log time and expires_in to whole milliseconds, so
+// an expiry rebuilt as their sum lies in (T-2ms, T] and two such whole
+// numbers differ by at most 1ms (leaderCrash seed 307, sweep 8: a late
+// grant answered 7.842 for the lease its renew had answered 7.843).
+const expiryReadPrecision = int64(time.Millisecond)
+
+func abs(d int64) int64 {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
 // markRenewed sets LockInput.renewedAt on every late grant (lateGrant) of
 // one resource's history whose answer may show its lease as a renew left
-// it: the answer's expiry is one a definite renew of the lease answered by
+// it: the answer's expiry is (to expiryReadPrecision) one a definite renew of the lease answered by
 // the answer's log time (the earliest such renew's log time), or an
 // indefinite renew of the lease was called by the answer's return (the
 // answer's log time). No single step can know this: the renew may be
@@ -268,7 +282,7 @@ func markRenewed(ops []porcupine.Operation) {
 			switch {
 			case r.out.Unknown && r.call <= op.Return:
 				t = out.LogTime
-			case !r.out.Unknown && r.out.ExpiresAt == out.ExpiresAt && r.out.LogTime <= out.LogTime:
+			case !r.out.Unknown && abs(r.out.ExpiresAt-out.ExpiresAt) <= expiryReadPrecision && r.out.LogTime <= out.LogTime:
 				t = r.out.LogTime
 			}
 			if t != 0 && (at == 0 || t < at) {

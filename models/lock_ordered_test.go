@@ -185,6 +185,11 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 		// had moved its expiry; a status at 5.678 listed it in between.
 		{"late answer reports a renewed expiry, status listed the grant", true, seed307(7800*ms, 7800*ms)},
 		{"late answer's expiry no renew explains, status listed the grant", false, seed307(7900*ms, 7800*ms)},
+		// The same, as sweep 8 recorded it: the two answers rebuilt the
+		// renewed expiry a millisecond apart (whole-ms rounding).
+		{"late answer's renewed expiry a millisecond below the renew's", true, seed307(7799*ms, 7800*ms)},
+		{"late answer's renewed expiry a millisecond above the renew's", true, seed307(7801*ms, 7800*ms)},
+		{"late answer's expiry two milliseconds off the renew's", false, seed307(7802*ms, 7800*ms)},
 		{"late answer reports a renewed expiry, while another holder lived", false, []porcupine.Operation{
 			op(3, 0, sec, acq("a", Exclusive, 10*sec), grant("L0", 24, 0, 10*sec)),
 			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
@@ -355,7 +360,8 @@ func TestMarkRenewed(t *testing.T) {
 		want int64
 	}{
 		{"renew answered that expiry", []porcupine.Operation{late, op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6300*ms, 7800*ms))}, 6300 * ms},
-		{"renew answered another expiry", []porcupine.Operation{late, op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6300*ms, 7801*ms))}, 0},
+		{"renew answered that expiry a millisecond off", []porcupine.Operation{late, op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6300*ms, 7801*ms))}, 6300 * ms},
+		{"renew answered another expiry", []porcupine.Operation{late, op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6300*ms, 7802*ms))}, 0},
 		{"renew of another lease", []porcupine.Operation{late, op(2, 7*sec, 7*sec, renew("L2", 0), renewed(6300*ms, 7800*ms))}, 0},
 		{"indefinite renew called before the answer", []porcupine.Operation{late, op(2, 7*sec, 0, renew("L1", 0), unknown())}, 6812 * ms},
 		{"indefinite renew called after the answer", []porcupine.Operation{late, op(2, 9*sec, 0, renew("L1", 0), unknown())}, 0},
