@@ -87,6 +87,10 @@ type Config struct {
 	CommitTimeout    time.Duration
 	// NoBatchApply turns off raft's BatchApplyCh (on by default).
 	NoBatchApply bool
+	// ProposeWindow, when > 0, lets at most that many groups of proposals
+	// into raft at once; proposals arriving meanwhile go together as the
+	// next group (window.go). 0 sends each proposal as it comes.
+	ProposeWindow int
 	// NoLeaderAfter is how long a command may find no leader to take it
 	// before the caller is told the group is unavailable.
 	NoLeaderAfter time.Duration

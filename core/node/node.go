@@ -32,6 +32,8 @@ type Node struct {
 	done        chan struct{}
 	// applies counts the raft.Apply calls in progress (see applyLocal).
 	applies applyGate
+	// window groups proposals (Config.ProposeWindow); nil when off.
+	window *proposeWindow
 	// transfers remembers failed leadership transfers (transfer.go).
 	transfers transfers
 	wg        sync.WaitGroup
@@ -52,6 +54,9 @@ func New(cfg Config) (*Node, error) {
 		releases: make(chan lock.Command, releaseQueueLen)}
 	for _, p := range cfg.Peers {
 		n.peers[raft.ServerID(p.ID)] = p
+	}
+	if cfg.ProposeWindow > 0 {
+		n.window = &proposeWindow{depth: cfg.ProposeWindow}
 	}
 	n.notify = newNotifier(cfg.OnWake)
 	f, err := newFSM(cfg.Lock, n.notify, cfg.OnEvent, cfg.WatchHistory)

@@ -126,8 +126,20 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (_ lock.Result,
 		return lock.Result{}, fmt.Errorf("%w: deadline passed before proposing", ErrUnavailable)
 	}
 	called := time.Now()
-	f := n.raft.Apply(lock.AppendCommand(nil, &cmd), timeout)
-	err = f.Error()
+	data := lock.AppendCommand(nil, &cmd)
+	var f raft.ApplyFuture
+	if n.window == nil {
+		f = n.raft.Apply(data, timeout)
+		err = f.Error()
+	} else {
+		p := newProposal(data, timeout)
+		n.window.submit(n.raft, p)
+		f = <-p.future
+		err = f.Error()
+		if p.closes {
+			n.window.finished(n.raft)
+		}
+	}
 	returned := time.Now()
 	if err != nil {
 		switch {
