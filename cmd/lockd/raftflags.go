@@ -21,9 +21,9 @@ type raftArgs struct {
 // measured one at a time (EXPERIMENTS.md, "Commit-path levers").
 type commitPathArgs struct {
 	maxAppendEntries, rpcsInFlight, logCache, proposeWindow int
-	commitTimeout                            time.Duration
-	noBatchApply                             bool
-	walMode                                  string
+	commitTimeout                                           time.Duration
+	noBatchApply                                            bool
+	walMode                                                 string
 }
 
 func (a *commitPathArgs) register(fs *flag.FlagSet) {
