@@ -253,13 +253,16 @@ func abs(d int64) int64 {
 	return d
 }
 
-// markRenewed sets LockInput.renewedAt on every late grant (lateGrant) of
-// one resource's history whose answer may show its lease as a renew left
-// it: the answer's expiry is (to expiryReadPrecision) one a definite renew of the lease answered by
-// the answer's log time (the earliest such renew's log time), or an
-// indefinite renew of the lease was called by the answer's return (the
-// answer's log time). No single step can know this: the renew may be
-// linearized after the grant it explains.
+// markRenewed sets LockInput.renewedAt on every grant of one resource's
+// history whose answer may show its lease as a renew left it: the answer's
+// expiry is (to expiryReadPrecision) one a definite renew of the lease
+// answered by the answer's log time (the earliest such renew's log time),
+// or, for a late grant (lateGrant), an indefinite renew of the lease was
+// called by the answer's return (the answer's log time). A grant that
+// looks immediate is marked only by a definite renew: a first attempt
+// answered after its retry and a renew at one log time shows the lease as
+// granted then (leaderCrash seed 487). No single step can know this: the
+// renew may be linearized after the grant it explains.
 func markRenewed(ops []porcupine.Operation) {
 	type renewal struct {
 		call int64
@@ -273,14 +276,15 @@ func markRenewed(ops []porcupine.Operation) {
 	}
 	for i, op := range ops {
 		in, out := op.Input.(LockInput), op.Output.(LockOutput)
-		if in.Op != Acquire || out.Code != "" || !out.Granted || in.TTL <= 0 || out.ExpiresAt-in.TTL >= out.LogTime {
+		if in.Op != Acquire || out.Code != "" || !out.Granted || in.TTL <= 0 || out.ExpiresAt-in.TTL > out.LogTime {
 			continue
 		}
+		late := out.ExpiresAt-in.TTL < out.LogTime
 		at := int64(0)
 		for _, r := range renews[leaseKey(out.LeaseID)] {
 			var t int64
 			switch {
-			case r.out.Unknown && r.call <= op.Return:
+			case r.out.Unknown && r.call <= op.Return && late:
 				t = out.LogTime
 			case !r.out.Unknown && abs(r.out.ExpiresAt-out.ExpiresAt) <= expiryReadPrecision && r.out.LogTime <= out.LogTime:
 				t = r.out.LogTime

@@ -190,6 +190,11 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 		{"late answer's renewed expiry a millisecond below the renew's", true, seed307(7799*ms, 7800*ms)},
 		{"late answer's renewed expiry a millisecond above the renew's", true, seed307(7801*ms, 7800*ms)},
 		{"late answer's expiry two milliseconds off the renew's", false, seed307(7802*ms, 7800*ms)},
+		// leaderCrash seed 487 (sweep 8): the first attempt's answer shows
+		// the lease as a renew at the answer's log time left it, so it
+		// looks immediate; the status before it listed the grant.
+		{"first attempt answered with the renewed lease, looking immediate", true, seed487(8427 * ms)},
+		{"answer looking immediate that no renew explains, status listed the grant", false, seed487(8500 * ms)},
 		{"late answer reports a renewed expiry, while another holder lived", false, []porcupine.Operation{
 			op(3, 0, sec, acq("a", Exclusive, 10*sec), grant("L0", 24, 0, 10*sec)),
 			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
@@ -279,6 +284,22 @@ func seed307(answered, renewedTo int64) []porcupine.Operation {
 	}
 }
 
+// seed487 is the history of leaderCrash seed 487 on "r2" (sweep 8), cut
+// to the request c5-5: a status at 6.722 lists its grant (#32, made at
+// 6.636); the retry, called after that status returned, is answered from
+// the dedupe table; c5 renews (TTL 0) at 6.736+... answering renewedTo;
+// then the first attempt is answered with the lease as the renew left it,
+// which looks like a grant made at the answer's log time.
+func seed487(renewedTo int64) []porcupine.Operation {
+	c55 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1231 * ms, Wait: true}, "c5-5")
+	return []porcupine.Operation{
+		op(1, 8456*ms, 8465*ms, status(), holders(6722*ms, hv("L5", Exclusive, 32, 7867*ms))),
+		op(5, 8918*ms, 8930*ms, c55, grant("L5", 32, 7187*ms, 7867*ms)),
+		op(5, 8930*ms, 8939*ms, renew("L5", 0), renewed(7196*ms, renewedTo)),
+		op(0, 7815*ms, 10110*ms, c55, grant("L5", 32, 7196*ms, 8427*ms)),
+	}
+}
+
 // seed448 is the history of multiShard seed 448 on "r20", cut to c5's
 // lease: c34's shared lease and release, c5's retry of c5-38 answered at
 // 38.684 with the grant of 36.870 (#316, expiry 38.736), its renew with an
@@ -365,7 +386,12 @@ func TestMarkRenewed(t *testing.T) {
 		{"renew of another lease", []porcupine.Operation{late, op(2, 7*sec, 7*sec, renew("L2", 0), renewed(6300*ms, 7800*ms))}, 0},
 		{"indefinite renew called before the answer", []porcupine.Operation{late, op(2, 7*sec, 0, renew("L1", 0), unknown())}, 6812 * ms},
 		{"indefinite renew called after the answer", []porcupine.Operation{late, op(2, 9*sec, 0, renew("L1", 0), unknown())}, 0},
-		{"grant answered at once", []porcupine.Operation{op(0, 5*sec, 8*sec, c58, grant("L1", 25, 6300*ms, 7800*ms)), op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6300*ms, 7800*ms))}, 0},
+		// A grant that looks immediate may be a late answer showing a renew
+		// made at its log time (leaderCrash seed 487); only a definite
+		// renew with that expiry by then marks it.
+		{"looks immediate, renew answered that expiry at its log time", []porcupine.Operation{op(0, 5*sec, 8*sec, c58, grant("L1", 25, 6300*ms, 7800*ms)), op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6300*ms, 7800*ms))}, 6300 * ms},
+		{"looks immediate, renew answered later", []porcupine.Operation{op(0, 5*sec, 8*sec, c58, grant("L1", 25, 6300*ms, 7800*ms)), op(2, 7*sec, 7*sec, renew("L1", 0), renewed(6310*ms, 7810*ms))}, 0},
+		{"looks immediate, indefinite renew", []porcupine.Operation{op(0, 5*sec, 8*sec, c58, grant("L1", 25, 6300*ms, 7800*ms)), op(2, 7*sec, 0, renew("L1", 0), unknown())}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

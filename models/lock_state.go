@@ -303,7 +303,9 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	// listed by a status decided in that 1ms. An immediate grant has G
 	// equal to its LogTime exactly, whole-ms rounding included (TTLs are
 	// whole ms), so no slack is needed to keep it on the strict path.
-	if in.TTL > 0 && out.ExpiresAt-in.TTL < out.LogTime {
+	if in.TTL > 0 && (out.ExpiresAt-in.TTL < out.LogTime || in.renewedAt != 0) {
+		// A marked grant that looks immediate is a late answer showing
+		// a renew made at its log time (markRenewed).
 		return sp.lateGrant(s, in, out, out.ExpiresAt-in.TTL)
 	}
 	// A lease the model already knows (delivered, or revealed by a status)

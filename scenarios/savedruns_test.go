@@ -34,6 +34,10 @@ var savedRuns = []struct {
 		"checker error: a leader clock step put group 3's log time ahead of virtual time, so waits inside the last fault counted as stable (checker stableLogTimes)"},
 	{"sweep6-multiShard/run-448", checker.Success, nil,
 		"model error: a late grant's own expiry taken for a renewed one, though the grant predated the model's log time (models lateGrant)"},
+	{"sweep8-leaderCrash307", checker.Success, nil,
+		"model error: leaderCrash-307-status again, the late answer's renewed expiry read 1 ms off the renew's (models markRenewed, expiryReadPrecision)"},
+	{"sweep8-leaderCrash487", checker.Success, nil,
+		"model error: a first attempt answered after its retry and a renew at one log time, so the answer looked like an immediate grant (models markRenewed, grantStep)"},
 }
 
 // TestSavedRunsKeepTheirVerdicts: goal — every saved finding re-checks to
