@@ -90,12 +90,18 @@ bench:
 	$(GO) run ./cmd/lockbench -target lockstep,bare -mode fifo,throughput -spawn bin/lockd -clients 16 -duration $(BENCHTIME) -out results/bench/lockstep
 
 # The same workloads against etcd (embedded, 1 and 3 members) and Redis
-# (Debian's redis-server, default and appendfsync always).
+# (Debian's redis-server, default and appendfsync always), lockstep with its
+# per-stage breakdown; then issue 16's targets (1 and 4 shards, requests
+# spread over the members and sent to the shard leader, etcd in the same
+# repetition; results/bench/targets/table.md). About 20 minutes; run it on
+# a quiet box.
 bench-peers:
 	command -v redis-server >/dev/null || (apt-get update && apt-get install -y redis-server)
 	$(GO) build -o bin/lockd ./cmd/lockd
-	$(GO) run -tags peers ./cmd/lockbench -target lockstep,bare,etcd,etcd1,redis,redis-aof -mode fifo,throughput -spawn bin/lockd -clients 16 -duration $(BENCHTIME) -out results/bench/peers
+	$(GO) run -tags peers ./cmd/lockbench -target lockstep,bare,etcd,etcd1,redis,redis-aof -mode fifo,throughput -spawn bin/lockd -clients 16 -duration $(BENCHTIME) -breakdown -out results/bench/peers-c16
 	$(GO) run -tags peers ./cmd/lockbench -target lockstep,bare,etcd,redis,redis-aof -mode fifo,throughput -spawn bin/lockd -clients 1,4,16,64 -duration 5s -out results/bench/sweep
+	OUT=results/bench/targets REPS=3 sh results/bench/levers/targets.sh
+	python3 results/bench/levers/summarize.py results/bench/targets > results/bench/targets/table.md
 
 # Mutation testing: each semantic mutant of core/lock (cmd/mutate/mutants/*.patch)
 # against the unit tests and make sim's sweep (1..MUTATE_SEEDS), then gremlins
