@@ -1,10 +1,8 @@
 package node
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -121,50 +119,16 @@ func TestGroupTransportAnchorsRejectedAppends(t *testing.T) {
 	}
 }
 
-// indexFSM's state is the index of the last entry it applied; it counts
-// restores.
-type indexFSM struct {
-	mu       sync.Mutex
-	index    uint64
-	restores int
+// restoreCounter is a nopFSM that counts snapshot restores.
+type restoreCounter struct {
+	nopFSM
+	restores atomic.Int32
 }
 
-func (f *indexFSM) Apply(l *raft.Log) any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.index = l.Index
-	return nil
+func (f *restoreCounter) Restore(rc io.ReadCloser) error {
+	f.restores.Add(1)
+	return f.nopFSM.Restore(rc)
 }
-
-func (f *indexFSM) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return indexSnapshot(f.index), nil
-}
-
-func (f *indexFSM) Restore(rc io.ReadCloser) error {
-	defer rc.Close()
-	var b [8]byte
-	if _, err := io.ReadFull(rc, b[:]); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.index = binary.BigEndian.Uint64(b[:])
-	f.restores++
-	return nil
-}
-
-type indexSnapshot uint64
-
-func (s indexSnapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(binary.BigEndian.AppendUint64(nil, uint64(s))); err != nil {
-		return err
-	}
-	return sink.Close()
-}
-
-func (indexSnapshot) Release() {}
 
 // ackLoss delivers AppendEntries with entries to target but, while armed,
 // tells the leader they failed, as when every answer is lost. Each call
@@ -203,54 +167,18 @@ func TestFollowerCompactedPastLostAcksCatchesUp(t *testing.T) {
 }
 
 func followerCompactedPastLostAcks(t *testing.T, anchor bool) {
-	ids := []raft.ServerID{"a", "b", "c"}
-	var conf raft.Configuration
-	inmem := make([]*raft.InmemTransport, 3)
-	for i, id := range ids {
-		_, inmem[i] = raft.NewInmemTransport(raft.ServerAddress(id))
-		conf.Servers = append(conf.Servers, raft.Server{ID: id, Address: raft.ServerAddress(id)})
-	}
-	for i := range inmem {
-		for j := range inmem {
-			if i != j {
-				inmem[i].Connect(raft.ServerAddress(ids[j]), inmem[j])
-			}
-		}
-	}
 	armed := new(atomic.Bool)
-	rafts := make([]*raft.Raft, 3)
-	fsms := make([]*indexFSM, 3)
-	for i, id := range ids {
-		cfg := raft.DefaultConfig()
-		cfg.LocalID = id
-		cfg.HeartbeatTimeout, cfg.ElectionTimeout = 100*time.Millisecond, 100*time.Millisecond
-		cfg.LeaderLeaseTimeout, cfg.CommitTimeout = 50*time.Millisecond, 5*time.Millisecond
-		cfg.SnapshotThreshold, cfg.SnapshotInterval, cfg.TrailingLogs = 1<<40, time.Hour, 2
-		cfg.LogLevel = "OFF"
-		mem := raft.NewInmemStore()
-		logs := KeepCompactionEdge(mem)
-		snaps := newMemSnapshots()
+	fsms := []*restoreCounter{{}, {}, {}}
+	rafts, _, stop := rawRafts(t, func(i int) raft.FSM { return fsms[i] }, func(_ int, tr raft.Transport) raft.Transport {
 		// Every node drops its answers from c, so whichever leads, c is
 		// the follower whose acks are lost.
-		var tr raft.Transport = ackLoss{Transport: inmem[i], target: "c", armed: armed}
+		tr = ackLoss{Transport: tr, target: "c", armed: armed}
 		if anchor {
 			tr = GroupTransport(tr, 0)
 		}
-		if err := raft.BootstrapCluster(cfg, logs, mem, snaps, tr, conf); err != nil {
-			t.Fatal(err)
-		}
-		fsms[i] = &indexFSM{}
-		r, err := raft.NewRaft(cfg, fsms[i], logs, mem, snaps, tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rafts[i] = r
-	}
-	defer func() {
-		for _, r := range rafts {
-			_ = r.Shutdown().Error()
-		}
-	}()
+		return tr
+	})
+	defer stop()
 	const f = 2 // c
 	var lead int
 	for lead = -1; lead < 0; time.Sleep(20 * time.Millisecond) {
@@ -297,7 +225,7 @@ func followerCompactedPastLostAcks(t *testing.T, anchor bool) {
 		t.Fatalf("c did not catch up: applied %d (snapshot %s, last log %s), leader applied %d",
 			rafts[f].AppliedIndex(), st["last_snapshot_index"], st["last_log_index"], rafts[lead].AppliedIndex())
 	}
-	if n := fsms[f].restores; n != 0 {
+	if n := fsms[f].restores.Load(); n != 0 {
 		t.Errorf("c restored %d snapshots; it should have caught up from the log", n)
 	}
 }

@@ -42,44 +42,8 @@ func TestOldLeaderAheadOfTheNewLeadersSnapshotCatchesUp(t *testing.T) {
 
 func oldLeaderCatchesUp(t *testing.T) bool {
 	ids := []raft.ServerID{"a", "b", "c"}
-	var conf raft.Configuration
-	trans := make([]*raft.InmemTransport, 3)
-	for i, id := range ids {
-		_, trans[i] = raft.NewInmemTransport(raft.ServerAddress(id))
-		conf.Servers = append(conf.Servers, raft.Server{ID: id, Address: raft.ServerAddress(id)})
-	}
-	for i := range trans {
-		for j := range trans {
-			if i != j {
-				trans[i].Connect(raft.ServerAddress(ids[j]), trans[j])
-			}
-		}
-	}
-	rafts := make([]*raft.Raft, 3)
-	for i, id := range ids {
-		cfg := raft.DefaultConfig()
-		cfg.LocalID = id
-		cfg.HeartbeatTimeout, cfg.ElectionTimeout = 100*time.Millisecond, 100*time.Millisecond
-		cfg.LeaderLeaseTimeout, cfg.CommitTimeout = 50*time.Millisecond, 5*time.Millisecond
-		cfg.SnapshotThreshold, cfg.SnapshotInterval, cfg.TrailingLogs = 1<<40, time.Hour, 2
-		cfg.LogLevel = "OFF"
-		mem := raft.NewInmemStore()
-		logs := KeepCompactionEdge(mem)
-		snaps := newMemSnapshots()
-		if err := raft.BootstrapCluster(cfg, logs, mem, snaps, trans[i], conf); err != nil {
-			t.Fatal(err)
-		}
-		r, err := raft.NewRaft(cfg, nopFSM{}, logs, mem, snaps, trans[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		rafts[i] = r
-	}
-	defer func() {
-		for _, r := range rafts {
-			_ = r.Shutdown().Error()
-		}
-	}()
+	rafts, trans, stop := rawRafts(t, func(int) raft.FSM { return nopFSM{} }, nil)
+	defer stop()
 	leader := func(except int) int {
 		for range 200 {
 			for i, r := range rafts {
