@@ -128,18 +128,12 @@ func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (_ lock.Result,
 	called := time.Now()
 	data := lock.AppendCommand(nil, &cmd)
 	var f raft.ApplyFuture
-	if n.window == nil {
-		f = n.raft.Apply(data, timeout)
-		err = f.Error()
+	if n.window != nil {
+		f = n.window.apply(n.raft, data, timeout)
 	} else {
-		p := newProposal(data, timeout)
-		n.window.submit(n.raft, p)
-		f = <-p.future
-		err = f.Error()
-		if p.closes {
-			n.window.finished(n.raft)
-		}
+		f = n.raft.Apply(data, timeout)
 	}
+	err = f.Error()
 	returned := time.Now()
 	if err != nil {
 		switch {

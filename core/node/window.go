@@ -42,6 +42,19 @@ type applier interface {
 	Apply(cmd []byte, timeout time.Duration) raft.ApplyFuture
 }
 
+// apply sends data to raft through the window and waits for the entry's
+// outcome; the proposal that closes a group then frees its slot.
+func (w *proposeWindow) apply(r applier, data []byte, timeout time.Duration) raft.ApplyFuture {
+	p := newProposal(data, timeout)
+	w.submit(r, p)
+	f := <-p.future
+	_ = f.Error() // waits for the entry; the caller reads the error again
+	if p.closes {
+		w.finished(r)
+	}
+	return f
+}
+
 // submit queues p and sends the queue to raft if a slot is free; otherwise
 // the group in flight that finishes first sends it.
 func (w *proposeWindow) submit(r applier, p *proposal) {
