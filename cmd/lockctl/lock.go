@@ -98,7 +98,8 @@ func runLock(cmd *cobra.Command, g *globals, a acquireFlags, killAfter time.Dura
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	if err := lease.Release(rctx); err != nil && !errors.Is(lease.Err(), client.ErrReleased) && held == nil {
+	// A lease lost while held already made held an exitLeaseLost.
+	if err := lease.Release(rctx); err != nil && held == nil {
 		return failed(fmt.Errorf("release %q: %w", resource, err))
 	}
 	return held

@@ -11,6 +11,7 @@
 package client
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -89,6 +90,7 @@ type Config struct {
 }
 
 // Client talks to a lockstep cluster. It is safe for concurrent use.
+// Close it when done: it stops keep-alives and background map fetches.
 type Client struct {
 	endpoints      []string
 	clientID       string
@@ -108,6 +110,8 @@ type Client struct {
 	routing bool
 	// token is Config.Token.
 	token string
+	// bg is the background work Close stops (close.go).
+	bg background
 }
 
 // New validates cfg, applies defaults and returns a Client.
@@ -160,6 +164,7 @@ func New(cfg Config) (*Client, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	c.log = c.log.With("client_id", c.clientID)
+	c.bg.closing, c.bg.close = context.WithCancel(context.Background())
 	return c, nil
 }
 

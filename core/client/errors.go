@@ -18,8 +18,11 @@ var (
 	// ErrLeaseExpired is why a lease is lost when its conservative validity
 	// passed without a successful renewal.
 	ErrLeaseExpired = errors.New("lockstep: lease validity expired")
-	// ErrReleased is the Err of a lease after a successful Release.
+	// ErrReleased is what Renew returns for a lease that was released.
+	// A released lease's Err stays nil: release is no loss.
 	ErrReleased = errors.New("lockstep: lease released")
+	// ErrClosed is what every call returns once Client.Close was called.
+	ErrClosed = errors.New("lockstep: client closed")
 )
 
 // maxErrorMessage bounds how much of a non-JSON error body is kept.

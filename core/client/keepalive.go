@@ -5,8 +5,26 @@ import (
 	"time"
 )
 
+// startKeepAlive runs keepAlive as background work of the client, so
+// Client.Close ends it too (ctx is cancelled on Close, unhooked when the
+// keep-alive ends).
+func (l *Lease) startKeepAlive(ctx context.Context) {
+	unhook := context.AfterFunc(l.c.bg.closing, l.keepAliveStop)
+	started := l.c.goBackground(func() {
+		defer unhook()
+		l.keepAlive(ctx)
+	})
+	if !started {
+		// Closed while the acquire was answered: nothing renews this lease.
+		unhook()
+		l.keepAliveStop()
+		close(l.keepAliveDone)
+	}
+}
+
 // keepAlive renews the lease TTL/2 after the send its validity counts
-// from, until ctx ends, which happens on Release or when the lease is lost.
+// from, until ctx ends, which happens on Release, when the lease is lost
+// or on Client.Close.
 // Transient failures are retried with backoff; they cannot go on forever
 // because the expiry timer declares the lease lost at ValidUntil,
 // cancelling ctx.

@@ -36,8 +36,11 @@ type Lease struct {
 	validFrom    time.Time
 	granted      time.Duration
 	lastRenewErr error // last transient renew failure, reported on expiry
-	err          error // why the lease was lost; nil while held
-	lost         chan struct{}
+	err          error // why the lease was lost; nil while held and after a clean release
+	// lost is closed when the lease is lost, done when it ends either way
+	// (lost, or released).
+	lost chan struct{}
+	done chan struct{}
 	// expiry fires at validUntil on the runtime clock to close lost without
 	// anyone polling Valid.
 	expiry     *time.Timer
@@ -79,6 +82,7 @@ func newLease(c *Client, g leaseGrant) *Lease {
 		granted:      g.granted,
 		lastRenewErr: g.lastRenewErr,
 		lost:         make(chan struct{}),
+		done:         make(chan struct{}),
 	}
 	var keepAliveCtx context.Context
 	if g.keepAlive {
@@ -91,7 +95,7 @@ func newLease(c *Client, g leaseGrant) *Lease {
 	l.expiry = time.AfterFunc(l.validUntil.Sub(c.now()), l.expire)
 	l.mu.Unlock()
 	if g.keepAlive {
-		go l.keepAlive(keepAliveCtx)
+		l.startKeepAlive(keepAliveCtx)
 	}
 	return l
 }
@@ -122,15 +126,26 @@ func (l *Lease) ValidUntil() time.Time {
 
 // Valid reports whether the lease is neither lost, released nor past
 // ValidUntil.
-func (l *Lease) Valid() bool { return l.Err() == nil }
+func (l *Lease) Valid() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.checkExpiryLocked()
+	return l.err == nil && !l.released
+}
 
-// Lost is closed once the lease is known or presumed lost, or released.
-// Expiry closes it via a runtime timer, or as soon as Valid or Err observe
-// it on the configured clock.
+// Lost is closed once the lease is known or presumed lost: its validity
+// passed without a renewal (closed by a runtime timer, or as soon as Valid
+// or Err observe it on the configured clock), or the server refused a
+// renew or release (not_holder). A clean Release does not close it.
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
-// Err returns nil while the lease is valid, else why it is not:
-// ErrLeaseExpired, an *APIError matching ErrNotHolder, or ErrReleased.
+// Done is closed once the lease ended, lost or released: like a context's
+// Done, then Err tells which (nil: released).
+func (l *Lease) Done() <-chan struct{} { return l.done }
+
+// Err returns why the lease was lost: ErrLeaseExpired or an *APIError
+// matching ErrNotHolder. It is nil while the lease is valid and after a
+// clean Release, and non-nil exactly when Lost is closed.
 func (l *Lease) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -142,7 +157,7 @@ func (l *Lease) Err() error {
 func (l *Lease) expire() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.err != nil {
+	if l.err != nil || l.released {
 		return
 	}
 	if left := l.validUntil.Sub(l.c.now()); left > 0 {
@@ -153,9 +168,10 @@ func (l *Lease) expire() {
 	l.checkExpiryLocked()
 }
 
-// checkExpiryLocked marks the lease lost once the clock passed validUntil.
+// checkExpiryLocked marks the lease lost once the clock passed validUntil;
+// a released lease no longer expires.
 func (l *Lease) checkExpiryLocked() {
-	if l.err != nil || l.c.now().Before(l.validUntil) {
+	if l.err != nil || l.released || l.c.now().Before(l.validUntil) {
 		return
 	}
 	err := ErrLeaseExpired
@@ -165,17 +181,22 @@ func (l *Lease) checkExpiryLocked() {
 	l.loseLocked(err)
 }
 
-// loseLocked records why the lease ended, wakes Lost watchers and stops
-// the timers and keep-alive. Once lost, a lease never becomes valid again.
+// loseLocked records why the lease was lost and ends it. Once lost, a
+// lease never becomes valid again.
 func (l *Lease) loseLocked(err error) {
 	l.err = err
 	close(l.lost)
+	l.endLocked()
+	l.c.log.Warn("lockstep: lease lost", "resource", l.resource, "lease_id", l.id, "err", err)
+}
+
+// endLocked wakes Done watchers and stops the timer and keep-alive; it
+// runs once, when the lease is lost or released, whichever comes first.
+func (l *Lease) endLocked() {
+	close(l.done)
 	l.expiry.Stop()
 	if l.keepAliveStop != nil {
 		l.keepAliveStop()
-	}
-	if !errors.Is(err, ErrReleased) {
-		l.c.log.Warn("lockstep: lease lost", "resource", l.resource, "lease_id", l.id, "err", err)
 	}
 }
 
@@ -188,7 +209,7 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 	}
 	l.renewMu.Lock()
 	defer l.renewMu.Unlock()
-	if err := l.Err(); err != nil {
+	if err := l.renewableErr(); err != nil {
 		return err
 	}
 	resp, sent, err := l.c.renew(ctx, l.resource, l.id, ttl)
@@ -209,6 +230,9 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 		// Presumed lost while the renewal was in flight; stay lost.
 		return l.err
 	}
+	if l.released {
+		return ErrReleased
+	}
 	l.validUntil = l.c.validUntil(sent, resp.ExpiresIn)
 	l.validFrom, l.granted = sent, msDuration(resp.ExpiresIn)
 	l.token = cmp.Or(resp.FencingToken, l.token)
@@ -216,6 +240,18 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 	l.lastRenewErr = nil
 	l.expiry.Reset(l.validUntil.Sub(l.c.now()))
 	return nil
+}
+
+// renewableErr is why the lease cannot be renewed: it was lost
+// (Err) or released (ErrReleased); nil while valid.
+func (l *Lease) renewableErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.checkExpiryLocked()
+	if l.err == nil && l.released {
+		return ErrReleased
+	}
+	return l.err
 }
 
 // renew sends one renew of lease id (with retries) and returns the reply
@@ -235,12 +271,14 @@ func (c *Client) renew(ctx context.Context, resource, id string, ttl time.Durati
 	return resp, sent, nil
 }
 
-// Release stops the keep-alive and releases the lease. Releasing a lease
-// the server no longer knows returns the not_holder *APIError; but when an
-// earlier attempt of this Release failed in transit, a not_holder answer to
-// the retry counts as success (that attempt may have released it, and the
-// lease is gone either way). After a conclusive answer, further calls
-// return the same result without contacting the server.
+// Release stops the keep-alive and releases the lease. A clean release
+// closes Done but not Lost, and leaves Err nil. Releasing a lease the
+// server no longer knows returns the not_holder *APIError and marks the
+// lease lost with it; but when an earlier attempt of this Release failed
+// in transit, a not_holder answer to the retry counts as success (that
+// attempt may have released it, and the lease is gone either way). After a
+// conclusive answer, further calls return the same result without
+// contacting the server.
 func (l *Lease) Release(ctx context.Context) error {
 	l.stopKeepAlive()
 	l.mu.Lock()
@@ -285,8 +323,13 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	l.released = true
 	l.releaseErr = err
-	if l.err == nil {
-		l.loseLocked(cmp.Or(err, ErrReleased))
+	switch {
+	case l.err != nil:
+		// Lost before the answer came: ended already.
+	case err != nil:
+		l.loseLocked(err)
+	default:
+		l.endLocked()
 	}
 	return err
 }

@@ -20,8 +20,8 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 // Goal: Valid turns false exactly when the injected clock passes
-// ValidUntil = first send + expires_in − margin, and Lost/Err report it.
-// Method: fake clock stepped across the boundary.
+// ValidUntil = first send + expires_in − margin, and Lost, Done and Err
+// report it. Method: fake clock stepped across the boundary.
 func TestLeaseValidityFollowsClock(t *testing.T) {
 	_, srv := startFake(t)
 	clock := newFakeClock()
@@ -35,15 +35,16 @@ func TestLeaseValidityFollowsClock(t *testing.T) {
 		t.Fatalf("ValidUntil = %v, want %v", l.ValidUntil(), want)
 	}
 	clock.Advance(9*time.Second - time.Nanosecond)
-	if !l.Valid() || isClosed(l.Lost()) {
+	if !l.Valid() || isClosed(l.Lost()) || isClosed(l.Done()) {
 		t.Fatal("lease invalid before ValidUntil")
 	}
 	clock.Advance(time.Nanosecond)
 	if l.Valid() {
 		t.Fatal("lease still valid at ValidUntil")
 	}
-	if !isClosed(l.Lost()) || !errors.Is(l.Err(), ErrLeaseExpired) {
-		t.Fatalf("Lost closed %v, Err %v; want closed and ErrLeaseExpired", isClosed(l.Lost()), l.Err())
+	if !isClosed(l.Lost()) || !isClosed(l.Done()) || !errors.Is(l.Err(), ErrLeaseExpired) {
+		t.Fatalf("Lost closed %v, Done closed %v, Err %v; want both closed and ErrLeaseExpired",
+			isClosed(l.Lost()), isClosed(l.Done()), l.Err())
 	}
 	clock.Advance(-time.Hour)
 	if l.Valid() {
@@ -130,20 +131,24 @@ func TestLeaseRenewNotHolderLosesLease(t *testing.T) {
 	if err := l.Renew(ctx, 0); !errors.Is(err, ErrNotHolder) {
 		t.Fatalf("Renew = %v, want ErrNotHolder", err)
 	}
-	if l.Valid() || !isClosed(l.Lost()) || !errors.Is(l.Err(), ErrNotHolder) {
-		t.Fatalf("after not_holder: valid %v, lost %v, err %v", l.Valid(), isClosed(l.Lost()), l.Err())
+	if l.Valid() || !isClosed(l.Lost()) || !isClosed(l.Done()) || !errors.Is(l.Err(), ErrNotHolder) {
+		t.Fatalf("after not_holder: valid %v, lost %v, done %v, err %v", l.Valid(), isClosed(l.Lost()), isClosed(l.Done()), l.Err())
 	}
 	if got := fs.callCount(api.PathRenew); got != 1 {
 		t.Errorf("not_holder renew retried: %d calls", got)
 	}
 }
 
-// Goal: Release frees the lock, ends the lease with ErrReleased and is
-// idempotent; releasing a lease the server lost returns the 409 error.
-// Method: release healthy and revoked leases against the fake.
+// Goal: Release frees the lock and is idempotent; a clean release ends
+// the lease (Done closed, Valid false, Renew ErrReleased) without calling
+// it lost (Lost open, Err nil, even once its validity would have passed);
+// releasing a lease the server lost returns the 409 error and marks it
+// lost. Method: release healthy and revoked leases against the fake, on a
+// fake clock.
 func TestLeaseRelease(t *testing.T) {
 	fs, srv := startFake(t)
-	c := newTestClient(t, Config{Endpoints: []string{srv.URL}})
+	clock := newFakeClock()
+	c := newTestClient(t, Config{Endpoints: []string{srv.URL}, Now: clock.Now})
 	ctx := context.Background()
 
 	l, err := c.Acquire(ctx, "a", AcquireOptions{TTL: time.Minute})
@@ -153,8 +158,16 @@ func TestLeaseRelease(t *testing.T) {
 	if err := l.Release(ctx); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
-	if !isClosed(l.Lost()) || !errors.Is(l.Err(), ErrReleased) || l.Valid() {
-		t.Fatalf("after release: lost %v err %v", isClosed(l.Lost()), l.Err())
+	if isClosed(l.Lost()) || !isClosed(l.Done()) || l.Err() != nil || l.Valid() {
+		t.Fatalf("after release: lost %v done %v err %v valid %v; want open, closed, nil, false",
+			isClosed(l.Lost()), isClosed(l.Done()), l.Err(), l.Valid())
+	}
+	if err := l.Renew(ctx, 0); !errors.Is(err, ErrReleased) {
+		t.Fatalf("Renew after release = %v, want ErrReleased", err)
+	}
+	clock.Advance(2 * time.Minute)
+	if isClosed(l.Lost()) || l.Err() != nil {
+		t.Fatalf("released lease expired: lost %v err %v", isClosed(l.Lost()), l.Err())
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatalf("second Release: %v", err)
@@ -176,8 +189,8 @@ func TestLeaseRelease(t *testing.T) {
 	if !errors.Is(err, ErrNotHolder) || !errors.As(err, &apiErr) || apiErr.Status != 409 {
 		t.Fatalf("Release of lost lease = %v, want 409 not_holder", err)
 	}
-	if !errors.Is(lost.Err(), ErrNotHolder) {
-		t.Errorf("Err after 409 release = %v", lost.Err())
+	if !errors.Is(lost.Err(), ErrNotHolder) || !isClosed(lost.Lost()) || !isClosed(lost.Done()) {
+		t.Errorf("after 409 release: Err %v, lost %v, done %v", lost.Err(), isClosed(lost.Lost()), isClosed(lost.Done()))
 	}
 	if err2 := lost.Release(ctx); !errors.Is(err2, ErrNotHolder) {
 		t.Errorf("second Release of lost lease = %v", err2)
@@ -203,8 +216,8 @@ func TestLeaseReleaseLostReply(t *testing.T) {
 	if got := fs.callCount(api.PathRelease); got != 2 {
 		t.Errorf("server saw %d releases, want 2", got)
 	}
-	if !errors.Is(l.Err(), ErrReleased) {
-		t.Errorf("Err = %v, want ErrReleased", l.Err())
+	if l.Err() != nil || isClosed(l.Lost()) || !isClosed(l.Done()) {
+		t.Errorf("Err %v, lost %v, done %v; want a clean release", l.Err(), isClosed(l.Lost()), isClosed(l.Done()))
 	}
 }
 

@@ -10,17 +10,22 @@ import (
 // attemptFunc performs one attempt of a call against endpoint.
 type attemptFunc func(ctx context.Context, endpoint string) error
 
-// retry runs attempt until it succeeds, fails with a 4xx, ctx ends or
-// MaxAttempts is used up, asking the endpoint next picks each time. A
-// failed leader attempt refreshes the map. Callers make attempts
-// idempotent (request ids).
+// retry runs attempt until it succeeds, fails with a 4xx, ctx ends, the
+// client is closed or MaxAttempts is used up, asking the endpoint next
+// picks each time. A failed leader attempt refreshes the map. Callers make
+// attempts idempotent (request ids).
 func (c *Client) retry(ctx context.Context, op, resource string, attempt attemptFunc) error {
+	if err := c.closedErr(); err != nil {
+		return err
+	}
+	ctx, stop := c.closable(ctx)
+	defer stop()
 	var last error
 	p := picker{endpoints: c.endpoints, start: int(c.preferred.Load()), failedAt: make(map[string]int, len(c.endpoints))}
 	for i := range c.maxAttempts {
 		if i > 0 {
-			if err := ctxtime.Sleep(ctx, c.backoff.delay(i-1)); err != nil {
-				return fmt.Errorf("%w (last error: %w)", err, last)
+			if ctxtime.Sleep(ctx, c.backoff.delay(i-1)) != nil {
+				return fmt.Errorf("%w (last error: %w)", c.ctxErr(ctx), last)
 			}
 		}
 		leader := c.leaderURL(resource)
@@ -33,7 +38,7 @@ func (c *Client) retry(ctx context.Context, op, resource string, attempt attempt
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
+			return fmt.Errorf("%w (last error: %w)", c.ctxErr(ctx), err)
 		}
 		if !retryable(err) {
 			return err

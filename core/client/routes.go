@@ -85,7 +85,7 @@ func (c *Client) noticeMapVersion(endpoint string, h http.Header) {
 // startFetch fetches the map in the background, from first (if set) and
 // then the endpoints, until a view at version want or newer, unless a
 // fetch runs or one started within routesGap; a version newer than any
-// asked for before skips that gap.
+// asked for before skips that gap. A closed client fetches nothing.
 func (c *Client) startFetch(first string, want uint64) {
 	newer := want > c.routes.asked.Load()
 	if (!newer && time.Since(time.Unix(0, c.routes.lastFetch.Load())) < routesGap) || !c.routes.fetching.CompareAndSwap(false, true) {
@@ -95,10 +95,13 @@ func (c *Client) startFetch(first string, want uint64) {
 		c.routes.asked.Store(want)
 	}
 	c.routes.lastFetch.Store(time.Now().UnixNano())
-	go func() {
+	started := c.goBackground(func() {
 		defer c.routes.fetching.Store(false)
-		c.fetchRoutesFrom(context.Background(), first, want)
-	}()
+		c.fetchRoutesFrom(c.bg.closing, first, want)
+	})
+	if !started {
+		c.routes.fetching.Store(false)
+	}
 }
 
 // fetchRoutes fetches the map in the foreground from the endpoints.
