@@ -171,6 +171,7 @@ type memberArgs struct {
 	raft                                   raftArgs
 	faults                                 faultArgs
 	grpc                                   grpcArgs
+	health                                 healthArgs
 	tls                                    tlsArgs
 }
 
@@ -189,6 +190,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	a.raft.register(fs)
 	a.faults.register(fs)
 	a.grpc.registerMember(fs)
+	a.health.register(fs)
 	a.tls.register(fs)
 	return fs
 }
@@ -224,6 +226,9 @@ func parseMember(args []string) (lockd.Options, error) {
 	if a.shards < 0 || a.shards > maxShards {
 		return lockd.Options{}, fmt.Errorf("--shards must be in 1..%d", maxShards)
 	}
+	if err := a.health.check(); err != nil {
+		return lockd.Options{}, err
+	}
 	if a.advertiseHTTP != "" {
 		if _, _, err := net.SplitHostPort(a.advertiseHTTP); err != nil {
 			return lockd.Options{}, fmt.Errorf("--advertise-http: %w", err)
@@ -232,6 +237,7 @@ func parseMember(args []string) (lockd.Options, error) {
 	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, GRPCAddr: a.grpc.addr, SpreadInterval: a.spread, AdvertiseHTTP: a.advertiseHTTP,
+		HealthAddr: a.health.addr,
 	}
 	a.settings.apply(&opts)
 	commitPath := opts.Tune

@@ -72,6 +72,10 @@ type Options struct {
 	// GRPCAddr, when set, also serves the API over gRPC there
 	// (proto/lockstep/v1, core/grpcapi).
 	GRPCAddr string
+	// HealthAddr, when set, serves /livez, /readyz and /healthz (and
+	// nothing else) there in plaintext, for probes that cannot present a
+	// client certificate (health.go); "" serves them on the API port only.
+	HealthAddr string
 	// RaftRPCsInFlight is the Raft transports' MaxRPCsInFlight (0: 1, no
 	// pipelining; see defaultRPCsInFlight). LogCache, when positive, puts a
 	// raft.LogCache of that many entries in front of each group's log store.
@@ -103,6 +107,7 @@ type Member struct {
 	ln      net.Listener
 	members *memberPort
 	grpc    *grpcFront
+	health  *healthFront
 	// tls is whether the API serves TLS (the http.Server's own TLSConfig
 	// is no sign: net/http sets it up while serving).
 	tls    bool
@@ -172,8 +177,16 @@ func Start(opts Options) (_ *Member, err error) {
 		_ = members.Close()
 		return nil, err
 	}
+	probes, err := listenHealth(opts.HealthAddr)
+	if err != nil {
+		_ = front.stop(context.Background())
+		_ = ln.Close()
+		_ = members.Close()
+		return nil, err
+	}
 	sharedWAL, err := openSharedWAL(opts.DataDir, opts.WALMode, opts.LogStore, opts.BeforeLogSync)
 	if err != nil {
+		_ = probes.stop(context.Background())
 		_ = front.stop(context.Background())
 		_ = ln.Close()
 		_ = members.Close()
@@ -236,6 +249,7 @@ func Start(opts Options) (_ *Member, err error) {
 		SpreadInterval: max(opts.SpreadInterval, 0), Logger: opts.Logger, Tune: opts.TuneShard,
 	})
 	if err != nil {
+		_ = probes.stop(context.Background())
 		_ = front.stop(context.Background())
 		_ = ln.Close()
 		_ = members.Close()
@@ -258,12 +272,14 @@ func Start(opts Options) (_ *Member, err error) {
 		ln:      ln,
 		members: members,
 		grpc:    front,
+		health:  probes,
 		closed:  make(chan struct{}),
 		wal:     sharedWAL,
 	}
 	apiTLS := opts.TLS.api()
 	m.flushTraces = flushTraces
 	front.serve(srv, h, opts.Logger, apiTLS, opts.Tracer)
+	probes.serve(srv.Handler(), opts.Logger, opts.ID)
 	// A copy: net/http adds its protocols to the config it serves.
 	m.HTTP.TLSConfig, m.tls = apiTLS.Clone(), apiTLS != nil
 	if bootstrap != nil {
@@ -339,6 +355,9 @@ func (m *Member) URL() string {
 // GRPCAddr is the bound gRPC address, "" when not serving gRPC.
 func (m *Member) GRPCAddr() string { return m.grpc.addr() }
 
+// HealthAddr is the bound health listener's address, "" without one.
+func (m *Member) HealthAddr() string { return m.health.addr() }
+
 // Shard returns lock shard s's node on this member (1-based), or nil while
 // the shards have not started.
 func (m *Member) Shard(s int) *node.Node {
@@ -348,6 +367,7 @@ func (m *Member) Shard(s int) *node.Node {
 
 // Stop shuts the HTTP server and every group down.
 func (m *Member) Stop(ctx context.Context) error {
+	perr := m.health.stop(ctx)
 	gerr := m.grpc.stop(ctx)
 	herr := m.HTTP.Shutdown(ctx)
 	if herr != nil {
@@ -355,7 +375,7 @@ func (m *Member) Stop(ctx context.Context) error {
 	}
 	<-m.closed
 	nerr := m.Host.Shutdown() // closes the Raft transports
-	return errors.Join(gerr, nerr, ignoreCanceled(herr), m.members.Close(), closeSharedWAL(m.wal), m.flushTraces(ctx))
+	return errors.Join(perr, gerr, nerr, ignoreCanceled(herr), m.members.Close(), closeSharedWAL(m.wal), m.flushTraces(ctx))
 }
 
 func ignoreCanceled(err error) error {
