@@ -11,6 +11,8 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
 
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/server"
@@ -32,6 +34,8 @@ type Service struct {
 	api     *server.Server
 	host    *shard.Host
 	changes *Changes
+	// health is the grpc.health.v1 service NewServer registers.
+	health *healthService
 }
 
 var _ lockstepv1.LockServer = (*Service)(nil)
@@ -44,11 +48,17 @@ func New(srv *server.Server, host *shard.Host, changes *Changes) *Service {
 	if srv == nil || host == nil || changes == nil {
 		panic("grpcapi.New: nil server, host or changes")
 	}
-	return &Service{api: srv, host: host, changes: changes}
+	ready := func() bool {
+		_, ok := srv.Ready()
+		return ok
+	}
+	return &Service{api: srv, host: host, changes: changes, health: newHealthService(ready, healthInterval)}
 }
 
 // NewServer returns a grpc.Server with lockstep's connection limits and
-// svc registered. Extra options (credentials) come last.
+// svc registered, with grpc.health.v1 (every service SERVING while the
+// member is ready, as /readyz says) and server reflection beside it.
+// Extra options (credentials) come last.
 func NewServer(svc *Service, opts ...grpc.ServerOption) *grpc.Server {
 	base := []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(maxStreamsPerConn),
@@ -56,8 +66,15 @@ func NewServer(svc *Service, opts ...grpc.ServerOption) *grpc.Server {
 	}
 	g := grpc.NewServer(append(base, opts...)...)
 	lockstepv1.RegisterLockServer(g, svc)
+	healthpb.RegisterHealthServer(g, svc.health)
+	reflection.Register(g)
 	return g
 }
+
+// EndHealth turns the health service NOT_SERVING for good and ends its
+// Watch streams: call it before Stop, so health-checking clients move
+// away and their streams do not hold the graceful stop up.
+func (s *Service) EndHealth() { s.health.shutdown() }
 
 // admit runs fn holding one of the member's in-flight tokens.
 func admit[T any](s *Service, fn func() (T, error)) (T, error) {

@@ -15,10 +15,11 @@ import (
 
 	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/tracing"
+	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
 
-// Observed are the server options that give every call what an HTTP
-// request gets from core/server: a server span, child of the caller's
+// Observed are the server options that give every lock API call what an
+// HTTP request gets from core/server: a server span, child of the caller's
 // traceparent (metadata), and after the call a log line and a namespace
 // count (server.Observe). t may be nil (tracing off).
 func Observed(api *server.Server, t *tracing.Tracer) []grpc.ServerOption {
@@ -64,6 +65,9 @@ func (o observer) begin(ctx context.Context, method string) (context.Context, fu
 }
 
 func (o observer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if !observed(info.FullMethod) {
+		return h(ctx, req)
+	}
 	ctx, end := o.begin(ctx, info.FullMethod)
 	out, err := h(ctx, req)
 	end(err)
@@ -71,6 +75,9 @@ func (o observer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo
 }
 
 func (o observer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if !observed(info.FullMethod) {
+		return h(srv, ss)
+	}
 	ctx, end := o.begin(ss.Context(), info.FullMethod)
 	err := h(srv, &contextStream{ServerStream: ss, ctx: ctx})
 	end(err)
@@ -84,6 +91,13 @@ type contextStream struct {
 }
 
 func (s *contextStream) Context() context.Context { return s.ctx }
+
+// lockMethods prefixes the methods of the lock API.
+var lockMethods = "/" + lockstepv1.Lock_ServiceDesc.ServiceName + "/"
+
+// observed tells whether method is one of the lock API's. Health checks
+// and reflection get no span or log line, as the HTTP probes get none.
+func observed(method string) bool { return strings.HasPrefix(method, lockMethods) }
 
 // opName turns /lockstep.v1.Lock/AcquireStream into acquire_stream, the
 // style of the HTTP operation names.

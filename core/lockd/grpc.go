@@ -24,6 +24,7 @@ type grpcFront struct {
 	ln      net.Listener
 	changes *grpcapi.Changes
 	api     *server.Server
+	svc     *grpcapi.Service
 	srv     *grpc.Server
 	done    chan struct{}
 }
@@ -66,7 +67,8 @@ func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger
 	if cfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
 	}
-	f.srv = grpcapi.NewServer(grpcapi.New(api, h, f.changes), opts...)
+	f.svc = grpcapi.New(api, h, f.changes)
+	f.srv = grpcapi.NewServer(f.svc, opts...)
 	go func() {
 		defer close(f.done)
 		if err := f.srv.Serve(f.ln); err != nil {
@@ -85,6 +87,7 @@ func (f *grpcFront) stop(ctx context.Context) error {
 	}
 	// Graceful stop waits for every stream; watches would never end.
 	f.api.EndWatches()
+	f.svc.EndHealth()
 	err := grpcapi.Stop(ctx, f.srv)
 	<-f.done
 	return ignoreCanceled(err)

@@ -50,10 +50,20 @@ func (s *Server) status(req *request) (any, error) {
 // the reason (of the first shard that fails). A member without a quorum
 // has no leader for long, so it drops out.
 func (s *Server) ready(*request) (any, error) {
+	h, ok := s.Ready()
+	if !ok {
+		return reply{code: api.CodeUnavailable, body: h}, nil
+	}
+	return h, nil
+}
+
+// Ready is the check of /readyz (the gRPC health service reports it too):
+// true with the first shard's health while every shard is ready, else
+// false with the health of the first that is not, its Error saying why.
+func (s *Server) Ready() (api.Health, bool) {
 	groups := s.host.Groups()
 	if len(groups) == 0 {
-		h := api.Health{Node: s.host.ID(), Status: "unavailable", Error: "not ready: " + shard.ErrNotReady.Error(), Code: api.CodeUnavailable}
-		return reply{code: api.CodeUnavailable, body: h}, nil
+		return api.Health{Node: s.host.ID(), Status: "unavailable", Error: "not ready: " + shard.ErrNotReady.Error(), Code: api.CodeUnavailable}, false
 	}
 	var first api.Health
 	for i, g := range groups {
@@ -78,9 +88,9 @@ func (s *Server) ready(*request) (any, error) {
 			reason = fmt.Sprintf("shard %d: %s", i+1, reason)
 		}
 		h.Status, h.Error, h.Code = "unavailable", "not ready: "+reason, api.CodeUnavailable
-		return reply{code: api.CodeUnavailable, body: h}, nil
+		return h, false
 	}
-	return first, nil
+	return first, true
 }
 
 // live answers while the process serves HTTP: a liveness probe that fails
