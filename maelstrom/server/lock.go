@@ -105,7 +105,7 @@ type statusOK struct {
 
 func malformed(text string) error { return maelstrom.NewError(maelstrom.MalformedRequest, text) }
 
-// lockNode returns the lock group, starting it on first use.
+// lockNode returns the lock group (started at init).
 func (s *Server) lockNode() (*node.Node, error) {
 	g, err := s.group(groupLock)
 	if err != nil {

@@ -16,16 +16,17 @@ import (
 // cluster runs Servers in this process, each behind its own maelstrom.Node
 // over pipes, with a router between them; the test is client c1.
 type cluster struct {
-	t      *testing.T
-	mu     sync.Mutex
-	inputs map[string]*io.PipeWriter
-	next   int
-	waits  map[int]chan map[string]any
+	t       *testing.T
+	mu      sync.Mutex
+	inputs  map[string]*io.PipeWriter
+	servers map[string]*Server
+	next    int
+	waits   map[int]chan map[string]any
 }
 
 func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	c := &cluster{t: t, inputs: map[string]*io.PipeWriter{}, waits: map[int]chan map[string]any{}}
+	c := &cluster{t: t, inputs: map[string]*io.PipeWriter{}, servers: map[string]*Server{}, waits: map[int]chan map[string]any{}}
 	var ids []string
 	for i := range n {
 		ids = append(ids, fmt.Sprintf("n%d", i))
@@ -38,6 +39,7 @@ func newCluster(t *testing.T, n int) *cluster {
 		c.inputs[id] = inW
 		mn := maelstrom.NewNode(maelstrom.Options{})
 		srv := New(mn, Options{Timing: timing})
+		c.servers[id] = srv
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -206,4 +208,47 @@ func TestLockWorkload(t *testing.T) {
 	wantCode(t, "acquire without ttl", c.call("n0", map[string]any{"type": "acquire", "resource": "r"}), maelstrom.MalformedRequest)
 	wantCode(t, "bad mode", c.call("n0", map[string]any{"type": "acquire", "resource": "r", "ttl": 10, "mode": "bogus"}), maelstrom.MalformedRequest)
 	wantCode(t, "bad lease id", c.call("n1", map[string]any{"type": "release", "resource": "r", "lease_id": "zz"}), maelstrom.MalformedRequest)
+}
+
+// leaderKnown reports whether the named group of srv has started and
+// knows a leader.
+func leaderKnown(srv *Server, name string) bool {
+	srv.mu.Lock()
+	g := srv.groups[name]
+	srv.mu.Unlock()
+	switch g := g.(type) {
+	case *kvReplica:
+		_, id := g.raft.LeaderWithID()
+		return id != ""
+	case *lockGroup:
+		_, ok := g.n.Leader()
+		return ok
+	}
+	return false
+}
+
+// TestGroupsElectAtInit: goal — both Raft groups start at init, so each
+// has elected a leader before any client request and the first operation
+// of either workload is served at once, not after an election it set off.
+// Method: a 3-node cluster that got only init; wait (generous deadline,
+// polling the nodes' Raft state, no client message) until every node's kv
+// and lock group knows a leader; then the first write and the first
+// acquire, sent once each without callOK's retries, must succeed.
+func TestGroupsElectAtInit(t *testing.T) {
+	c := newCluster(t, 3)
+	deadline := time.Now().Add(15 * time.Second)
+	for id, srv := range c.servers {
+		for _, name := range []string{groupKV, groupLock} {
+			for !leaderKnown(srv, name) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s's %s group knows no leader 15 s after init, with no client request sent", id, name)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	wantType(t, "first write", c.call("n1", map[string]any{"type": "write", "key": 1, "value": 1}), "write_ok")
+	if b := c.call("n2", map[string]any{"type": "acquire", "resource": "r", "ttl": 5000}); b["type"] != "acquire_ok" || b["granted"] != true {
+		t.Fatalf("first acquire: %v", b)
+	}
 }
