@@ -17,7 +17,6 @@ import (
 // Close is idempotent and safe for concurrent use.
 func (c *Client) Close() error {
 	c.bg.mu.Lock()
-	c.bg.closed = true
 	c.bg.close()
 	c.bg.mu.Unlock()
 	c.bg.wg.Wait()
@@ -28,13 +27,13 @@ func (c *Client) Close() error {
 // background tracks what a Client runs on its own (keep-alives, map
 // fetches), so Close can stop it and wait for it.
 type background struct {
-	// closing is done once Close was called; close cancels it.
+	// closing is done once Close was called; close cancels it, under mu.
 	closing context.Context
 	close   context.CancelFunc
-	// mu orders wg.Add before Close's wg.Wait: nothing starts once closed.
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
+	// mu orders every wg.Add before Close's wg.Wait: nothing starts once
+	// closing is done.
+	mu sync.Mutex
+	wg sync.WaitGroup
 }
 
 // goBackground runs fn in a goroutine Close waits for, unless the client
@@ -42,7 +41,7 @@ type background struct {
 func (c *Client) goBackground(fn func()) bool {
 	c.bg.mu.Lock()
 	defer c.bg.mu.Unlock()
-	if c.bg.closed {
+	if c.bg.closing.Err() != nil {
 		return false
 	}
 	c.bg.wg.Add(1)
