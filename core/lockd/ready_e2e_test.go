@@ -1,10 +1,13 @@
 package lockd_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -121,8 +124,10 @@ func probeMember(t *testing.T, hc *http.Client, base, resource string) probe {
 // held (heartbeats pass, so it knows its leader at once while its state
 // machine is empty). Probe readyz and stale status from the moment it
 // listens: while held, readyz must not be 200 and stale status must say
-// caught_up false; after release, readyz turns 200, and every 200 and
-// every caught_up true comes with the lock present.
+// caught_up false, and a watch resuming at the grant (past what the member
+// applied, within the log) is accepted; after release, the watch delivers
+// the grant and readyz turns 200, and every 200 and every caught_up true
+// comes with the lock present.
 func TestRestartedMemberIsReadyOnlyOnceCaughtUp(t *testing.T) {
 	release := make(chan struct{})
 	gated := -1 // the member started with its catch-up held
@@ -144,6 +149,7 @@ func TestRestartedMemberIsReadyOnlyOnceCaughtUp(t *testing.T) {
 	if code != 200 || !lease.Granted {
 		t.Fatalf("acquire: %d %+v", code, lease)
 	}
+	grantIndex := c.members[lead].Shard(1).Stats().Lock.LastIndex
 	waitFor(t, func() bool { return len(probeMember(t, hc, c.url(follower), "db").stale.Holders) == 1 })
 
 	c.stop(follower)
@@ -180,7 +186,27 @@ func TestRestartedMemberIsReadyOnlyOnceCaughtUp(t *testing.T) {
 	if _, ok := c.members[follower].Shard(1).Leader(); !ok {
 		t.Fatal("the restarted member knows no leader while held: the probes proved nothing")
 	}
+	// A watch resuming at the grant, past what this member applied but
+	// not past the log's end, is accepted and waits for it to catch up.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q := url.Values{"resource": {"db"}, "start": {api.FormatWatchStart(map[int]uint64{1: grantIndex})}}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.url(follower)+api.PathWatch+"?"+q.Encode(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch from the grant while held: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	if !lines.Scan() {
+		t.Fatalf("watch from the grant while held: no header: %v", lines.Err())
+	}
 	close(release)
+	var m api.WatchMessage
+	if !lines.Scan() || json.Unmarshal(lines.Bytes(), &m) != nil || m.Index != grantIndex ||
+		len(m.Events) == 0 || m.Events[0].Kind != "grant" {
+		t.Fatalf("watch from the grant after release: line %q %v, want the grant at %d", lines.Text(), lines.Err(), grantIndex)
+	}
 	waitFor(t, func() bool {
 		p := probeMember(t, hc, c.url(follower), "db")
 		check(p)
