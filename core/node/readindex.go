@@ -53,9 +53,10 @@ const catchUpPoll = 5 * time.Millisecond
 // ServeReadIndex answers a read-index query on the leader. It refuses with
 // ErrNotLeader unless this node leads and confirms it with a heartbeat
 // round (raft's VerifyLeader), so a deposed leader that has not noticed
-// cannot answer with an old index; and with ErrUnavailable while its
-// commit index is a previous term's (a new leader knows what is committed
-// only once an entry of its own term is).
+// cannot answer with an old index (one that cannot reach a quorum steps
+// down within its leader lease, which bounds the wait); and with
+// ErrUnavailable while its commit index is a previous term's (a new
+// leader knows what is committed only once an entry of its own term is).
 func (n *Node) ServeReadIndex() (ReadIndex, error) {
 	if n.raft.State() != raft.Leader {
 		return ReadIndex{}, ErrNotLeader
@@ -130,9 +131,9 @@ func (n *Node) ReadIndex(ctx context.Context) (ReadIndex, error) {
 }
 
 // CatchUp asks for the leader's read index and waits, until ctx ends, for
-// this replica's state machine to apply up to it. Once it succeeds,
-// CaughtUp reports true for the rest of this process. It returns the read
-// index it waited for.
+// this replica's state machine to apply up to it (else it returns ctx's
+// error, saying how far it got). Once it succeeds, CaughtUp reports true
+// for the rest of this process. It returns the read index it waited for.
 func (n *Node) CatchUp(ctx context.Context) (ReadIndex, error) {
 	ri, err := n.ReadIndex(ctx)
 	if err != nil {
@@ -148,8 +149,8 @@ func (n *Node) CatchUp(ctx context.Context) (ReadIndex, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return ri, fmt.Errorf("%w: applied %d < leader's %d (its last command at or before commit index %d)",
-				ErrUnavailable, applied, ri.Command, ri.Commit)
+			return ri, fmt.Errorf("applied %d < leader's %d (its last command at or before commit index %d): %w",
+				applied, ri.Command, ri.Commit, ctx.Err())
 		case <-n.done:
 			return ri, ErrShutdown
 		case <-t.C:
