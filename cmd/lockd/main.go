@@ -137,7 +137,8 @@ func (l *limits) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.server.MaxInFlight, "max-in-flight", l.server.MaxInFlight, "API requests served at once per member; more get 503 with Retry-After")
 	fs.Int64Var(&l.server.MaxBodyBytes, "max-body-bytes", l.server.MaxBodyBytes, "largest request body")
 	fs.DurationVar(&l.server.ReadyLeaderContact, "ready-leader-contact", l.server.ReadyLeaderContact, "/readyz fails when the leader was last heard from longer ago")
-	fs.Uint64Var(&l.server.ReadyApplyLag, "ready-apply-lag", l.server.ReadyApplyLag, "/readyz fails when the applied index trails the commit index by more entries")
+	fs.Uint64Var(&l.server.ReadyApplyLag, "ready-apply-lag", l.server.ReadyApplyLag, "/readyz fails when the applied index trails the leader's commit index by more entries")
+	fs.DurationVar(&l.server.ReadyTimeout, "ready-timeout", l.server.ReadyTimeout, "time a /readyz check (or a stale read not caught up yet) waits to ask each shard's leader how far its log goes and to apply that far")
 }
 
 // check refuses values the server would otherwise replace by a default.
@@ -145,7 +146,7 @@ func (l *limits) check() error {
 	for name, d := range map[string]time.Duration{
 		"request-timeout": l.server.RequestTimeout, "read-timeout": l.server.ReadTimeout,
 		"write-timeout": l.server.WriteTimeout, "idle-timeout": l.server.IdleTimeout,
-		"ready-leader-contact": l.server.ReadyLeaderContact,
+		"ready-leader-contact": l.server.ReadyLeaderContact, "ready-timeout": l.server.ReadyTimeout,
 	} {
 		if d <= 0 {
 			return fmt.Errorf("--%s must be > 0", name)

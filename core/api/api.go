@@ -176,6 +176,11 @@ type StatusResponse struct {
 	Holders  []Holder `json:"holders"`
 	Queue    []Waiter `json:"queue"`
 	LogTime  int64    `json:"log_time"`
+	// CaughtUp is set on stale replies only: true once the member answering
+	// caught up with its shard's leader since it started and still hears
+	// from a leader; false means this view may be far behind (a restarted
+	// member may hold only its snapshot) and an empty table proves nothing.
+	CaughtUp *bool `json:"caught_up,omitempty"`
 }
 
 // Node is one member in a ClusterResponse.

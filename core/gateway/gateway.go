@@ -167,6 +167,7 @@ func New(cfg Config) (*Gateway, error) {
 	g.mux.HandleFunc(api.PathReady, g.ready)
 	g.mux.HandleFunc(api.PathHealth, g.ready)
 	g.mux.Handle(api.PathMetrics, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	g.mux.HandleFunc(api.PathWatch, g.watch)
 	g.mux.HandleFunc("/", g.relay)
 	return g, nil
 }

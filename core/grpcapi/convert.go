@@ -64,7 +64,7 @@ func acquireResponse(out api.AcquireResponse) *lockstepv1.AcquireResponse {
 }
 
 func statusResponse(out api.StatusResponse) *lockstepv1.StatusResponse {
-	r := &lockstepv1.StatusResponse{Resource: out.Resource, LogTimeMs: out.LogTime,
+	r := &lockstepv1.StatusResponse{Resource: out.Resource, LogTimeMs: out.LogTime, CaughtUp: out.CaughtUp,
 		Holders: make([]*lockstepv1.Holder, 0, len(out.Holders)), Queue: make([]*lockstepv1.Waiter, 0, len(out.Queue))}
 	for _, h := range out.Holders {
 		r.Holders = append(r.Holders, &lockstepv1.Holder{ClientId: h.ClientID, LeaseFingerprint: h.LeaseFingerprint,

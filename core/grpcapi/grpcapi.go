@@ -49,7 +49,7 @@ func New(srv *server.Server, host *shard.Host, changes *Changes) *Service {
 		panic("grpcapi.New: nil server, host or changes")
 	}
 	ready := func() bool {
-		_, ok := srv.Ready()
+		_, ok := srv.Ready(context.Background())
 		return ok
 	}
 	return &Service{api: srv, host: host, changes: changes, health: newHealthService(ready, healthInterval)}

@@ -440,8 +440,8 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 
 // TestGatewayPassesTokens: goal — the gateway relays the Authorization
 // header, so the member that gets the request checks the caller's token:
-// no token 401, a's token on b:* 403, on a:* 200. Method: a gateway in
-// front of an ACL cluster.
+// no token 401, a's token on b:* 403, on a:* 200; the same for a watch,
+// relayed as a stream. Method: a gateway in front of an ACL cluster.
 func TestGatewayPassesTokens(t *testing.T) {
 	c := startACLCluster(t)
 	const aSecret = "token-for-namespace-a"
@@ -477,6 +477,13 @@ func TestGatewayPassesTokens(t *testing.T) {
 	}
 	if code := via(aSecret, "a:gw"); code != http.StatusOK {
 		t.Fatalf("a's token on a:gw through the gateway: %d", code)
+	}
+	// Watches are relayed as streams with the header too: a's token has
+	// no read right.
+	for token, want := range map[string]int{"": http.StatusUnauthorized, aSecret: http.StatusForbidden, rootSecret: http.StatusOK} {
+		if code := watchCode(t, "http://"+g.Addr()+api.PathWatch+"?resource=a:gw", token); code != want {
+			t.Fatalf("watch a:gw through the gateway with token %q: %d, want %d", token, code, want)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -267,5 +268,23 @@ func TestGRPCAndHTTPSeeTheSameResults(t *testing.T) {
 	gc, err := c.clients[0].Cluster(ctx, &lockstepv1.ClusterRequest{})
 	if err != nil || gc.GetMapVersion() != hc.MapVersion || len(gc.GetShards()) != len(hc.Shards) || len(gc.GetNodes()) != len(hc.Nodes) {
 		t.Fatalf("gRPC cluster %v %v, HTTP %+v", gc, err, hc)
+	}
+}
+
+// Goal: gRPC's stale status carries caught_up as HTTP's does, and a status
+// through the leader leaves it unset. Method: a three-shard cluster; a
+// stale status on a member turns caught_up true once its shard caught up
+// (the read catches up itself); a status without stale has no caught_up.
+func TestGRPCStaleStatusSaysCaughtUp(t *testing.T) {
+	c := startGRPCCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	waitFor(t, func() bool {
+		st, err := c.clients[1].Status(ctx, &lockstepv1.StatusRequest{Resource: "r", Stale: true})
+		return err == nil && st.CaughtUp != nil && st.GetCaughtUp()
+	})
+	st, err := c.clients[1].Status(ctx, &lockstepv1.StatusRequest{Resource: "r"})
+	if err != nil || st.CaughtUp != nil {
+		t.Fatalf("status through the leader = %v %v, want no caught_up", st, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -255,5 +256,61 @@ func TestStopEndsWatches(t *testing.T) {
 	}
 	for lines.Scan() {
 		t.Fatalf("HTTP watch line after stop: %q", lines.Text())
+	}
+}
+
+// Goal: a watch whose start is beyond the end of its shard's log is
+// refused at once with a clear invalid_argument naming the end, over both
+// APIs, instead of waiting for an entry that may never come; a start at
+// the end is a watch from now. Method: find the shard of "r" and
+// its last committed index from the header of a watch from now; ask for a
+// start a million past it (HTTP 400, gRPC INVALID_ARGUMENT, both within
+// a few seconds), then for the header's own start, which streams and
+// delivers a grant made after it.
+func TestWatchStartBeyondLogEndIsRefused(t *testing.T) {
+	c := startGRPCCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, head, done := httpWatch(ctx, t, c, 1, "resource=r")
+	done()
+	var shard int
+	var next uint64
+	for sh, idx := range head.Start {
+		shard, next = sh, idx
+	}
+	far := map[int]uint64{shard: next + 1_000_000}
+	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer rcancel()
+	q := url.Values{"resource": {"r"}, "start": {api.FormatWatchStart(far)}}
+	req, _ := http.NewRequestWithContext(rctx, http.MethodGet, "http://"+c.members[1].Addr()+api.PathWatch+"?"+q.Encode(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("HTTP watch from %v: %v", far, err)
+	}
+	var e api.Error
+	derr := json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || derr != nil || e.Code != api.CodeInvalidArgument ||
+		!strings.Contains(e.Error, "beyond the end of the log") {
+		t.Fatalf("HTTP watch from %v: %d %+v %v, want 400 invalid_argument naming the log end", far, resp.StatusCode, e, derr)
+	}
+	stream, err := c.clients[1].Watch(rctx, &lockstepv1.WatchRequest{Resource: "r", StartIndex: map[int32]uint64{int32(shard): far[shard]}})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if grpcstatus.Code(err) != codes.InvalidArgument {
+		t.Fatalf("gRPC watch from %v: %v, want INVALID_ARGUMENT", far, err)
+	}
+
+	lines, _, done := httpWatch(ctx, t, c, 1, "resource=r&"+url.Values{"start": {api.FormatWatchStart(map[int]uint64{shard: next})}}.Encode())
+	defer done()
+	var out api.AcquireResponse
+	if code, e := httpCall(t, http.MethodPost, "http://"+c.members[0].Addr()+api.PathAcquire,
+		api.AcquireRequest{Resource: "r", ClientID: "A", TTL: 60_000}, &out); code != 200 || !out.Granted {
+		t.Fatalf("acquire: %d %+v", code, e)
+	}
+	var m api.WatchMessage
+	if !lines.Scan() || json.Unmarshal(lines.Bytes(), &m) != nil || len(m.Events) == 0 || m.Events[0].Kind != "grant" {
+		t.Fatalf("watch from the log end: line %q %v, want the grant", lines.Text(), lines.Err())
 	}
 }

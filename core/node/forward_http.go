@@ -127,10 +127,14 @@ func WriteForwardError(w http.ResponseWriter, err error) {
 	_, _ = w.Write(body)
 }
 
-// ForwardHandler serves ForwardPath for the other members, on the member
-// port.
+// ForwardHandler serves ForwardPath and ReadIndexPath for the other
+// members, on the member port.
 func (n *Node) ForwardHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == ReadIndexPath {
+			n.serveReadIndex(w, r)
+			return
+		}
 		writeErr := func(err error) { WriteForwardError(w, err) }
 		if r.Method != http.MethodPost || r.URL.Path != ForwardPath {
 			writeErr(fmt.Errorf("%w: only POST %s is served here", lock.ErrInvalid, ForwardPath))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -36,8 +37,11 @@ type Node struct {
 	window *proposeWindow
 	// transfers remembers failed leadership transfers (transfer.go).
 	transfers transfers
-	wg        sync.WaitGroup
-	once      sync.Once
+	// caughtUp is set once this process caught up with a read index
+	// (readindex.go).
+	caughtUp atomic.Bool
+	wg       sync.WaitGroup
+	once     sync.Once
 }
 
 // New starts a node: it opens Raft on the given transport and stores,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/lockstep/lockstep/core/lock"
 )
@@ -177,15 +178,59 @@ type Watcher struct {
 	closed bool
 }
 
+// watchEndCheck bounds the read-index round of a watch that starts past
+// this member's applied log.
+const watchEndCheck = time.Second
+
 // Watch starts following the group's events from index from on; from 0
 // starts after the last entry applied here. ErrCompacted when from is
-// older than this member's history.
-func (n *Node) Watch(from uint64) (*Watcher, error) {
+// older than this member's history; lock.ErrInvalid when it is beyond the
+// end of the group's log (checkWatchStart).
+func (n *Node) Watch(ctx context.Context, from uint64) (*Watcher, error) {
+	if err := n.checkWatchStart(ctx, from); err != nil {
+		return nil, fmt.Errorf("group %s: %w", n.cfg.Group, err)
+	}
 	w, err := n.fsm.history.open(from, n.done)
 	if err != nil {
 		return nil, fmt.Errorf("group %s: %w", n.cfg.Group, err)
 	}
 	return w, nil
+}
+
+// checkWatchStart refuses a start beyond the end of the group's log, which
+// would otherwise wait for an entry that may never come. Log indexes are
+// not revisions a client can foresee (every resource's entries, no-ops and
+// configurations share them), so such a start is a mistake: an index from
+// another shard, or from a cluster since wiped. A start past only this
+// member's applied log is a watcher resuming from a member further ahead:
+// it is accepted, and the watch waits for this member to catch up. Only
+// then is the leader asked (ReadIndex) where the log ends; when it cannot
+// say, the watch is refused as unavailable rather than left waiting.
+func (n *Node) checkWatchStart(ctx context.Context, from uint64) error {
+	next := n.fsm.history.next()
+	if from <= next {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, watchEndCheck)
+	defer cancel()
+	ri, err := n.ReadIndex(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: start index %d is past this member's applied log (next index %d) and the leader could not say where the log ends: %v",
+			ErrUnavailable, from, next, err)
+	}
+	if from > ri.Commit+1 {
+		return fmt.Errorf("%w: start index %d is beyond the end of the log: its last committed index is %d, so a start may be at most %d",
+			lock.ErrInvalid, from, ri.Commit, ri.Commit+1)
+	}
+	return nil
+}
+
+// next is the index a watch from now starts at: after the last command
+// applied here.
+func (h *history) next() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last + 1
 }
 
 // open starts a watcher at from (0: after the last entry), within the

@@ -83,7 +83,7 @@ func TestWatchSeesEveryGrantAndResumes(t *testing.T) {
 		c := nodetest.New(t, 3, nil)
 		bg := context.Background()
 		f, lead := c.Follower(), c.Leader()
-		w1, err := c.Nodes[f].Watch(0)
+		w1, err := c.Nodes[f].Watch(context.Background(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestWatchSeesEveryGrantAndResumes(t *testing.T) {
 		first, idx1, last := readGrants(t, w1, 0, clients*rounds/2)
 		w1.Close()
 		wg.Wait()
-		w2, err := c.Nodes[lead].Watch(last + 1)
+		w2, err := c.Nodes[lead].Watch(context.Background(), last+1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestWatchCompacted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := nodetest.New(t, 1, func(cfg *node.Config) { cfg.WatchHistory = 4 })
 		bg := context.Background()
-		slow, err := c.Nodes[0].Watch(0)
+		slow, err := c.Nodes[0].Watch(context.Background(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,10 +150,10 @@ func TestWatchCompacted(t *testing.T) {
 		if _, err := slow.Next(bg, onResource("r")); !errors.Is(err, node.ErrCompacted) {
 			t.Fatalf("watcher that fell behind: %v, want ErrCompacted", err)
 		}
-		if _, err := c.Nodes[0].Watch(1); !errors.Is(err, node.ErrCompacted) {
+		if _, err := c.Nodes[0].Watch(context.Background(), 1); !errors.Is(err, node.ErrCompacted) {
 			t.Fatalf("resume from index 1: %v, want ErrCompacted", err)
 		}
-		fresh, err := c.Nodes[0].Watch(0)
+		fresh, err := c.Nodes[0].Watch(context.Background(), 0)
 		if err != nil {
 			t.Fatalf("watch from now: %v", err)
 		}
@@ -192,10 +192,10 @@ func TestWatchAfterSnapshotInstall(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		if _, err := c.Nodes[f].Watch(1); !errors.Is(err, node.ErrCompacted) {
+		if _, err := c.Nodes[f].Watch(context.Background(), 1); !errors.Is(err, node.ErrCompacted) {
 			t.Fatalf("resume from 1 on the member that installed a snapshot: %v, want ErrCompacted", err)
 		}
-		w, err := c.Nodes[lead].Watch(1)
+		w, err := c.Nodes[lead].Watch(context.Background(), 1)
 		if err != nil {
 			t.Fatalf("resume from 1 on the leader, which applied every entry: %v", err)
 		}

@@ -132,8 +132,13 @@ func (s *Server) Status(ctx context.Context, resource string, stale bool) (api.S
 	}
 	var st lock.Status
 	var logTime int64
+	var caughtUp *bool
 	if stale {
-		// An explicit opt-in: this node's view, possibly behind the leader.
+		// An explicit opt-in: this node's view, possibly behind the
+		// leader, and flagged when it may be far behind (a restarted
+		// member still holding only its snapshot).
+		current := s.caughtUp(ctx, n)
+		caughtUp = &current
 		st = n.LocalStatus(resource)
 		logTime = n.Stats().Lock.LogTime
 	} else {
@@ -145,7 +150,8 @@ func (s *Server) Status(ctx context.Context, resource string, stale bool) (api.S
 		}
 		st, logTime = *res.Status, res.LogTime
 	}
-	out := api.StatusResponse{Resource: resource, Holders: []api.Holder{}, Queue: []api.Waiter{}, LogTime: ms(logTime)}
+	out := api.StatusResponse{Resource: resource, Holders: []api.Holder{}, Queue: []api.Waiter{}, LogTime: ms(logTime),
+		CaughtUp: caughtUp}
 	for _, h := range st.Holders {
 		// Never the id itself: it would let any reader release the lease.
 		out.Holders = append(out.Holders, api.Holder{

@@ -52,9 +52,14 @@ type Config struct {
 	// leader to be ready (/readyz).
 	ReadyLeaderContact time.Duration
 	// ReadyApplyLag is how many entries the applied index may trail the
-	// commit index this node knows while it is ready.
+	// leader's commit index while a node is ready (once it caught up).
 	ReadyApplyLag uint64
-	Logger        *slog.Logger
+	// ReadyTimeout bounds a readiness check's read-index round (asking each
+	// shard's leader how far the log goes, and waiting to apply that far),
+	// and the one a stale status read makes while this member has not
+	// caught up yet.
+	ReadyTimeout time.Duration
+	Logger       *slog.Logger
 	// Collectors are extra series for /metrics (the member's stage timings).
 	Collectors []prometheus.Collector
 	// PeerTLS, when set, is the client side of a follower asking its
@@ -85,6 +90,8 @@ func DefaultConfig() Config {
 		// A few Raft batches (up to 512 entries each) may sit between
 		// commit and apply on a healthy, busy node.
 		ReadyApplyLag: 4096,
+		// Under a probe's usual 1 s timeout, with room for the reply.
+		ReadyTimeout: 500 * time.Millisecond,
 	}
 }
 
@@ -154,6 +161,9 @@ func New(h *shard.Host, cfg Config) *Server {
 	}
 	if cfg.ReadyApplyLag == 0 {
 		cfg.ReadyApplyLag = def.ReadyApplyLag
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = def.ReadyTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -39,7 +39,7 @@ func (s *Server) Watch(ctx context.Context, in api.WatchRequest, send func(api.W
 	if err := s.authorizeWatch(ctx, in); err != nil {
 		return err
 	}
-	parts, err := s.openWatch(in)
+	parts, err := s.openWatch(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (s *Server) EndWatches() {
 }
 
 // openWatch validates in and starts a watcher on each shard it covers.
-func (s *Server) openWatch(in api.WatchRequest) ([]shardWatch, error) {
+func (s *Server) openWatch(ctx context.Context, in api.WatchRequest) ([]shardWatch, error) {
 	if in.Resource == "" && !in.Prefix {
 		return nil, fmt.Errorf("%w: resource is required (or prefix=true to watch by prefix; an empty prefix watches every resource)", lock.ErrInvalid)
 	}
@@ -125,7 +125,7 @@ func (s *Server) openWatch(in api.WatchRequest) ([]shardWatch, error) {
 		n, ok := s.host.Group(parts[i].shard)
 		var err error
 		if ok {
-			parts[i].w, err = n.Watch(in.Start[parts[i].shard])
+			parts[i].w, err = n.Watch(ctx, in.Start[parts[i].shard])
 		} else {
 			err = fmt.Errorf("%w: shard %d is not running here", node.ErrUnavailable, parts[i].shard)
 		}

@@ -177,12 +177,23 @@ func (c *Cluster) byID(id string) *node.Node {
 // forwarder hands a command straight to the target node in-process.
 type forwarder struct{ c *Cluster }
 
+var _ node.ReadIndexer = forwarder{}
+
 func (f forwarder) Forward(ctx context.Context, leader node.Peer, cmd []byte) ([]byte, error) {
 	n := f.c.byID(leader.ID)
 	if n == nil {
 		return nil, fmt.Errorf("%w: %s is down", node.ErrUnavailable, leader.ID)
 	}
 	return n.ServeForward(ctx, cmd)
+}
+
+// ReadIndex asks the target node in-process (node.ReadIndexer).
+func (f forwarder) ReadIndex(_ context.Context, leader node.Peer) (node.ReadIndex, error) {
+	n := f.c.byID(leader.ID)
+	if n == nil {
+		return node.ReadIndex{}, fmt.Errorf("%w: %s is down", node.ErrUnavailable, leader.ID)
+	}
+	return n.ServeReadIndex()
 }
 
 // Acquire is a shorthand for tests: exclusive, FIFO, on node i.

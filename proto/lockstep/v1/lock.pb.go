@@ -1225,11 +1225,16 @@ func (x *Waiter) GetMode() Mode {
 }
 
 type StatusResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Resource      string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
-	Holders       []*Holder              `protobuf:"bytes,2,rep,name=holders,proto3" json:"holders,omitempty"`
-	Queue         []*Waiter              `protobuf:"bytes,3,rep,name=queue,proto3" json:"queue,omitempty"`
-	LogTimeMs     int64                  `protobuf:"varint,4,opt,name=log_time_ms,json=logTimeMs,proto3" json:"log_time_ms,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Resource  string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	Holders   []*Holder              `protobuf:"bytes,2,rep,name=holders,proto3" json:"holders,omitempty"`
+	Queue     []*Waiter              `protobuf:"bytes,3,rep,name=queue,proto3" json:"queue,omitempty"`
+	LogTimeMs int64                  `protobuf:"varint,4,opt,name=log_time_ms,json=logTimeMs,proto3" json:"log_time_ms,omitempty"`
+	// caught_up, on stale replies only: this member caught up with its
+	// shard's leader since it started and hears from a leader; false means
+	// the table may be far behind (an empty one proves nothing). Reads
+	// through the leader leave it unset.
+	CaughtUp      *bool `protobuf:"varint,5,opt,name=caught_up,json=caughtUp,proto3,oneof" json:"caught_up,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1290,6 +1295,13 @@ func (x *StatusResponse) GetLogTimeMs() int64 {
 		return x.LogTimeMs
 	}
 	return 0
+}
+
+func (x *StatusResponse) GetCaughtUp() bool {
+	if x != nil && x.CaughtUp != nil {
+		return *x.CaughtUp
+	}
+	return false
 }
 
 type ClusterRequest struct {
@@ -2133,12 +2145,15 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\rexpires_in_ms\x18\x05 \x01(\x03R\vexpiresInMs\"L\n" +
 	"\x06Waiter\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12%\n" +
-	"\x04mode\x18\x02 \x01(\x0e2\x11.lockstep.v1.ModeR\x04mode\"\xa6\x01\n" +
+	"\x04mode\x18\x02 \x01(\x0e2\x11.lockstep.v1.ModeR\x04mode\"\xd6\x01\n" +
 	"\x0eStatusResponse\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12-\n" +
 	"\aholders\x18\x02 \x03(\v2\x13.lockstep.v1.HolderR\aholders\x12)\n" +
 	"\x05queue\x18\x03 \x03(\v2\x13.lockstep.v1.WaiterR\x05queue\x12\x1e\n" +
-	"\vlog_time_ms\x18\x04 \x01(\x03R\tlogTimeMs\"&\n" +
+	"\vlog_time_ms\x18\x04 \x01(\x03R\tlogTimeMs\x12 \n" +
+	"\tcaught_up\x18\x05 \x01(\bH\x00R\bcaughtUp\x88\x01\x01B\f\n" +
+	"\n" +
+	"_caught_up\"&\n" +
 	"\x0eClusterRequest\x12\x14\n" +
 	"\x05local\x18\x01 \x01(\bR\x05local\"\xa7\x01\n" +
 	"\x04Node\x12\x0e\n" +
@@ -2351,6 +2366,7 @@ func file_lockstep_v1_lock_proto_init() {
 		(*AcquireEvent_Queued)(nil),
 		(*AcquireEvent_Result)(nil),
 	}
+	file_lockstep_v1_lock_proto_msgTypes[14].OneofWrappers = []any{}
 	file_lockstep_v1_lock_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -1,0 +1,74 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/node/nodetest"
+)
+
+// TestReadIndexComesFromTheLeader: goal — only a leader that still leads
+// answers a read-index query, with the last command at or before its
+// commit index, and a follower that catches up to it holds that command.
+// Method: a 3-node group grants a lock; the leader's read index names the
+// grant's entry; a follower refuses the query (also over HTTP, as
+// not_leader), catches up and reports CaughtUp; then the leader, cut off
+// from the others, must refuse instead of answering from its old view.
+func TestReadIndexComesFromTheLeader(t *testing.T) {
+	c := nodetest.New(t, 3, nil)
+	lead := c.Leader()
+	follower := (lead + 1) % 3
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := c.Acquire(ctx, lead, "db", "A", time.Minute, 0)
+	if err != nil || !res.Granted {
+		t.Fatalf("acquire: %+v %v", res, err)
+	}
+	granted := c.Nodes[lead].Stats().Lock.LastIndex
+	ri, err := c.Nodes[lead].ServeReadIndex()
+	if err != nil {
+		t.Fatalf("leader's read index: %v", err)
+	}
+	if ri.Command < granted || ri.Command > ri.Commit {
+		t.Fatalf("read index %+v, want command >= %d (the grant) and <= commit", ri, granted)
+	}
+	if _, err := c.Nodes[follower].ServeReadIndex(); !errors.Is(err, node.ErrNotLeader) {
+		t.Fatalf("follower's read index: %v, want ErrNotLeader", err)
+	}
+
+	leaderPort := httptest.NewServer(c.Nodes[lead].ForwardHandler())
+	defer leaderPort.Close()
+	followerPort := httptest.NewServer(c.Nodes[follower].ForwardHandler())
+	defer followerPort.Close()
+	fw := node.NewHTTPForwarder(http.DefaultTransport)
+	peer := func(url string) node.Peer { return node.Peer{ID: "x", RaftAddr: strings.TrimPrefix(url, "http://")} }
+	if got, err := fw.ReadIndex(ctx, peer(leaderPort.URL)); err != nil || got.Command < ri.Command {
+		t.Fatalf("read index over HTTP from the leader = %+v %v, want command >= %d", got, err, ri.Command)
+	}
+	if _, err := fw.ReadIndex(ctx, peer(followerPort.URL)); !errors.Is(err, node.ErrNotLeader) {
+		t.Fatalf("read index over HTTP from a follower: %v, want ErrNotLeader", err)
+	}
+
+	if c.Nodes[follower].CaughtUp() {
+		t.Fatal("follower caught up before any read index")
+	}
+	caught, err := c.Nodes[follower].CatchUp(ctx)
+	if err != nil || caught.Command < ri.Command {
+		t.Fatalf("follower's catch-up = %+v %v, want command >= %d", caught, err, ri.Command)
+	}
+	if !c.Nodes[follower].CaughtUp() || c.Nodes[follower].Stats().Lock.LastIndex < granted {
+		t.Fatalf("follower after catch-up: caught up %v, last command %d, want true and >= %d",
+			c.Nodes[follower].CaughtUp(), c.Nodes[follower].Stats().Lock.LastIndex, granted)
+	}
+
+	c.Isolate(lead)
+	if got, err := c.Nodes[lead].ServeReadIndex(); err == nil {
+		t.Fatalf("isolated leader answered read index %+v", got)
+	}
+}
