@@ -75,9 +75,15 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("HTTP %d %s: %s", e.status, e.body.Code, e.body.Error)
 }
 
+// elsewhere: the member surely did nothing (no leader in time, or too
+// busy to take the request), so the next endpoint may be asked.
+func (e *apiError) elsewhere() bool {
+	return e.body.Code == api.CodeUnavailable || e.body.Code == api.CodeOverloaded
+}
+
 // call sends one request, trying the endpoints in turn while a member is
-// unreachable or answers unavailable (surely not applied, so safe to send
-// elsewhere). Any other answer ends the call: out gets a 200 reply, an
+// unreachable or answers unavailable or overloaded (surely not applied, so
+// safe to send elsewhere). Any other answer ends the call: out gets a 200 reply, an
 // *apiError carries the rest.
 func call(ctx context.Context, g *globals, method, path string, body, out any, extra time.Duration) error {
 	endpoints, err := g.endpointList()
@@ -101,7 +107,7 @@ func call(ctx context.Context, g *globals, method, path string, body, out any, e
 		switch {
 		case err == nil:
 			return nil
-		case errors.As(err, &ae) && ae.body.Code != api.CodeUnavailable:
+		case errors.As(err, &ae) && !ae.elsewhere():
 			return err
 		case ctx.Err() != nil:
 			return err

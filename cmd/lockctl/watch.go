@@ -102,7 +102,7 @@ func runWatch(ctx context.Context, g *globals, stdout, stderr io.Writer, resourc
 			return failed(err)
 		}
 		var ae *apiError
-		if errors.As(err, &ae) && ae.body.Code != api.CodeUnavailable {
+		if errors.As(err, &ae) && !ae.elsewhere() {
 			return failed(err)
 		}
 		fmt.Fprintf(stderr, "lockctl: watch on %s broke (%v); resuming\n", base, err)

@@ -268,6 +268,8 @@ func classifyCode(err error) (api.Code, string) {
 		return api.CodeInvalidArgument, err.Error()
 	case errors.Is(err, errMethodNotAllowed):
 		return api.CodeMethodNotAllowed, err.Error()
+	case errors.Is(err, ErrOverloaded):
+		return api.CodeOverloaded, err.Error()
 	case errors.Is(err, errCrossShard):
 		return api.CodeCrossShard, err.Error()
 	case errors.Is(err, node.ErrNotHolder):
