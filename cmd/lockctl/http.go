@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/client"
 )
 
 // defaultEndpoints is the lockd dev cluster.
@@ -143,6 +144,9 @@ func callOne(ctx context.Context, hc *http.Client, url, method, token string, pa
 	if err != nil {
 		return fmt.Errorf("read reply of %s: %w", url, err)
 	}
+	if client.PlainHTTPToTLS(resp.StatusCode, raw) {
+		return errSpeaksTLS(url)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return replyError(resp.StatusCode, raw)
 	}
@@ -150,6 +154,14 @@ func callOne(ctx context.Context, hc *http.Client, url, method, token string, pa
 		return fmt.Errorf("decode reply of %s: %w", url, err)
 	}
 	return nil
+}
+
+// errSpeaksTLS explains net/http's 400 to a plain HTTP request on a TLS
+// port: the command line lacks the TLS flags (exit 2).
+func errSpeaksTLS(url string) error {
+	return usageError("%s: the server speaks TLS (HTTPS), not plain HTTP: give --cacert with the cluster's CA "+
+		"(and --cert and --key if it requires a client certificate); endpoints without a scheme, and the default ones, "+
+		"are then https", url)
 }
 
 // replyError decodes a non-200 reply; a body that is not an API error
