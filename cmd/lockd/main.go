@@ -105,11 +105,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// flagSets are the command lines of every form: member, dev, gateway, certs.
+func flagSets() []*flag.FlagSet {
+	return []*flag.FlagSet{memberFlags(new(memberArgs)), devFlags(new(devConfig)),
+		gatewayFlags(new(gateway.Config), new(string), new(gatewayFaultArgs), new(tlsArgs)), certsFlags(new(certsArgs))}
+}
+
 // printUsage shows both forms and every flag.
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
-	for _, fs := range []*flag.FlagSet{memberFlags(new(memberArgs)), devFlags(new(devConfig)),
-		gatewayFlags(new(gateway.Config), new(string), new(gatewayFaultArgs), new(tlsArgs)), certsFlags(new(certsArgs))} {
+	for _, fs := range flagSets() {
 		fmt.Fprintf(w, "\nFlags of %s:\n", fs.Name())
 		fs.SetOutput(w)
 		fs.PrintDefaults()
@@ -198,6 +203,9 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
+		if faults := refuseFaultFlags(args); faults != nil {
+			return faults
+		}
 		return err
 	}
 	if fs.NArg() > 0 {
