@@ -139,7 +139,7 @@ func (l *limits) register(fs *flag.FlagSet) {
 	fs.DurationVar(&l.server.ReadTimeout, "read-timeout", l.server.ReadTimeout, "time to receive a request's headers, and again its body")
 	fs.DurationVar(&l.server.WriteTimeout, "write-timeout", l.server.WriteTimeout, "time to write a reply after the request's own deadline")
 	fs.DurationVar(&l.server.IdleTimeout, "idle-timeout", l.server.IdleTimeout, "close keep-alive connections idle this long")
-	fs.IntVar(&l.server.MaxInFlight, "max-in-flight", l.server.MaxInFlight, "API requests served at once per member; more get 503 with Retry-After")
+	fs.IntVar(&l.server.MaxInFlight, "max-in-flight", l.server.MaxInFlight, "API requests served at once per member; more get 503 overloaded with Retry-After: 1")
 	fs.Int64Var(&l.server.MaxBodyBytes, "max-body-bytes", l.server.MaxBodyBytes, "largest request body")
 	fs.DurationVar(&l.server.ReadyLeaderContact, "ready-leader-contact", l.server.ReadyLeaderContact, "/readyz fails when the leader was last heard from longer ago")
 	fs.Uint64Var(&l.server.ReadyApplyLag, "ready-apply-lag", l.server.ReadyApplyLag, "/readyz fails when the applied index trails the commit index by more entries")
