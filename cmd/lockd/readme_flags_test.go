@@ -17,7 +17,6 @@ import (
 const (
 	flagTableBegin = "<!-- lockd flags: begin (generated: go test ./cmd/lockd -run TestREADMEFlagTable -update) -->"
 	flagTableEnd   = "<!-- lockd flags: end -->"
-	readmePath     = "../../README.md"
 )
 
 var update = flag.Bool("update", false, "rewrite README.md's lockd flag table from the flag sets")
