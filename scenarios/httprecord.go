@@ -116,7 +116,7 @@ func lockInput(req *http.Request, body []byte) (models.LockInput, bool) {
 
 // lockOutput decodes a reply into the model's output. Only answers that
 // prove what happened are definite: 2xx, the 4xx of the contract, and 503
-// unavailable (surely not applied); everything else is unknown.
+// unavailable or overloaded (surely not applied); everything else is unknown.
 func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput {
 	ms := func(v int64) int64 { return v * int64(time.Millisecond) }
 	unknown := models.LockOutput{Unknown: true}
@@ -137,7 +137,7 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 			return models.LockOutput{Code: models.CodeLeaseEnded, LeaseID: e.LeaseID, Token: e.FencingToken}
 		case api.CodeRequestIDReused:
 			return models.LockOutput{Code: models.CodeRequestIDReused}
-		case api.CodeInvalidArgument, api.CodeResourceExhausted, api.CodeUnavailable, api.CodeCrossShard:
+		case api.CodeInvalidArgument, api.CodeResourceExhausted, api.CodeUnavailable, api.CodeOverloaded, api.CodeCrossShard:
 			return models.LockOutput{Code: string(e.Code)}
 		}
 		return unknown

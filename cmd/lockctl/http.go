@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/client"
 )
 
 // defaultEndpoints is the lockd dev cluster.
@@ -75,9 +76,15 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("HTTP %d %s: %s", e.status, e.body.Code, e.body.Error)
 }
 
+// elsewhere: the member surely did nothing (no leader in time, or too
+// busy to take the request), so the next endpoint may be asked.
+func (e *apiError) elsewhere() bool {
+	return e.body.Code == api.CodeUnavailable || e.body.Code == api.CodeOverloaded
+}
+
 // call sends one request, trying the endpoints in turn while a member is
-// unreachable or answers unavailable (surely not applied, so safe to send
-// elsewhere). Any other answer ends the call: out gets a 200 reply, an
+// unreachable or answers unavailable or overloaded (surely not applied, so
+// safe to send elsewhere). Any other answer ends the call: out gets a 200 reply, an
 // *apiError carries the rest.
 func call(ctx context.Context, g *globals, method, path string, body, out any, extra time.Duration) error {
 	endpoints, err := g.endpointList()
@@ -101,7 +108,7 @@ func call(ctx context.Context, g *globals, method, path string, body, out any, e
 		switch {
 		case err == nil:
 			return nil
-		case errors.As(err, &ae) && ae.body.Code != api.CodeUnavailable:
+		case errors.As(err, &ae) && !ae.elsewhere():
 			return err
 		case ctx.Err() != nil:
 			return err
@@ -137,6 +144,9 @@ func callOne(ctx context.Context, hc *http.Client, url, method, token string, pa
 	if err != nil {
 		return fmt.Errorf("read reply of %s: %w", url, err)
 	}
+	if client.PlainHTTPToTLS(resp.StatusCode, raw) {
+		return errSpeaksTLS(url)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return replyError(resp.StatusCode, raw)
 	}
@@ -144,6 +154,14 @@ func callOne(ctx context.Context, hc *http.Client, url, method, token string, pa
 		return fmt.Errorf("decode reply of %s: %w", url, err)
 	}
 	return nil
+}
+
+// errSpeaksTLS explains net/http's 400 to a plain HTTP request on a TLS
+// port: the command line lacks the TLS flags (exit 2).
+func errSpeaksTLS(url string) error {
+	return usageError("%s: the server speaks TLS (HTTPS), not plain HTTP: give --cacert with the cluster's CA "+
+		"(and --cert and --key if it requires a client certificate); endpoints without a scheme, and the default ones, "+
+		"are then https", url)
 }
 
 // replyError decodes a non-200 reply; a body that is not an API error

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -86,6 +87,9 @@ func runLock(cmd *cobra.Command, g *globals, a acquireFlags, killAfter time.Dura
 	})
 	if errors.Is(err, client.ErrNotGranted) {
 		return &exitError{code: exitNotGranted, err: err}
+	}
+	if errors.Is(err, client.ErrServerSpeaksTLS) {
+		return errSpeaksTLS(strings.Join(endpoints, ","))
 	}
 	if err != nil {
 		return failed(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,5 +50,37 @@ func TestTLSFlags(t *testing.T) {
 	}
 	if code, _, _ := lockctl(t, append(flags[:len(flags)-2:len(flags)-2], "--key", "", "status", "job")...); code != exitUsage {
 		t.Errorf("--cert without --key: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// Goal: lockctl without the TLS flags against a cluster serving TLS says
+// that the server speaks TLS and names the flags, instead of relaying
+// net/http's "HTTP 400 internal: Client sent an HTTP request to an HTTPS
+// server", for the one-shot commands, watch and lock (the client library),
+// and exits 2 (the command line lacks them). Method: a one-member TLS
+// cluster; each command with only --endpoints.
+func TestTLSClusterWithoutTLSFlags(t *testing.T) {
+	out, err := tlsconf.Issue(tlsconf.Plan{Dir: t.TempDir(), Nodes: []string{"n1"}, Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := tlsconf.LoadPool(out.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tlsconf.LoadCert(out.Nodes["n1"].Cert, out.Nodes["n1"].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := startMemberTLS(t, &lockd.TLS{Cert: cert, CA: ca, APIClients: ca}, nil)
+	for _, args := range [][]string{
+		{"status", "job"}, {"acquire", "job", "--ttl", "30s"}, {"watch", "job"}, {"lock", "job", "--", "true"},
+	} {
+		code, _, stderr := lockctl(t, append([]string{"--endpoints", m.Addr(), "--timeout", "5s"}, args...)...)
+		if code != exitUsage || !strings.Contains(stderr, "speaks TLS") || !strings.Contains(stderr, "--cacert") ||
+			strings.Contains(stderr, "Client sent") {
+			t.Errorf("lockctl %s against TLS without --cacert: exit %d %q, want %d naming TLS and --cacert",
+				strings.Join(args, " "), code, stderr, exitUsage)
+		}
 	}
 }

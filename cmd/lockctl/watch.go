@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/client"
 )
 
 // watchRetry paces reconnects after a watch stream broke.
@@ -100,9 +101,11 @@ func runWatch(ctx context.Context, g *globals, stdout, stderr io.Writer, resourc
 			return nil
 		case errors.Is(err, errCompacted):
 			return failed(err)
+		case errors.As(err, new(*exitError)):
+			return err // a wrong command line (no TLS flags for a TLS cluster)
 		}
 		var ae *apiError
-		if errors.As(err, &ae) && ae.body.Code != api.CodeUnavailable {
+		if errors.As(err, &ae) && !ae.elsewhere() {
 			return failed(err)
 		}
 		fmt.Fprintf(stderr, "lockctl: watch on %s broke (%v); resuming\n", base, err)
@@ -140,6 +143,9 @@ func watchOnce(ctx context.Context, hc *http.Client, token, base, resource strin
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
+		if client.PlainHTTPToTLS(resp.StatusCode, raw) {
+			return errSpeaksTLS(base)
+		}
 		ae := replyError(resp.StatusCode, raw)
 		if ae.body.Code == api.CodeCompacted {
 			return fmt.Errorf("%w (%s)", errCompacted, ae.body.Error)

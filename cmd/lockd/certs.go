@@ -22,7 +22,7 @@ type certsArgs struct {
 
 func certsFlags(a *certsArgs) *flag.FlagSet {
 	fs := flag.NewFlagSet("lockd certs", flag.ContinueOnError)
-	fs.StringVar(&a.dir, "dir", "", "directory to write the CA, certificates and keys to (a CA already there is reused)")
+	fs.StringVar(&a.dir, "dir", "", "directory to write the CA, certificates and keys to (what is already there is kept: a second run only adds what is missing)")
 	fs.StringVar(&a.nodes, "nodes", "", "member ids to make node certificates for: n1,n2,n3")
 	fs.StringVar(&a.gateways, "gateways", "", "gateway names to make serving certificates for")
 	fs.StringVar(&a.clients, "clients", "", "client names to make client certificates for")
@@ -61,17 +61,26 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockd certs: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "CA: %s (its key %s stays with whoever issues certificates)\n", out.CA,
+	fmt.Fprintf(stdout, "CA %s: %s (its key %s stays with whoever issues certificates)\n", madeOrKept(out.CAKept), out.CA,
 		filepath.Join(a.dir, tlsconf.CAKeyFile))
 	for _, kind := range []struct {
 		name  string
 		pairs map[string]tlsconf.Pair
 	}{{"node", out.Nodes}, {"gateway", out.Gateways}, {"client", out.Clients}} {
 		for _, n := range slices.Sorted(maps.Keys(kind.pairs)) {
-			fmt.Fprintf(stdout, "%s %s: cert %s, key %s\n", kind.name, n, kind.pairs[n].Cert, kind.pairs[n].Key)
+			p := kind.pairs[n]
+			fmt.Fprintf(stdout, "%s %s %s: cert %s, key %s\n", kind.name, n, madeOrKept(p.Kept), p.Cert, p.Key)
 		}
 	}
 	return 0
+}
+
+// madeOrKept says whether lockd certs wrote a file pair or found it there.
+func madeOrKept(kept bool) string {
+	if kept {
+		return "kept (already there; remove its files to make it again)"
+	}
+	return "made"
 }
 
 // list splits a comma-separated flag value, dropping blanks.

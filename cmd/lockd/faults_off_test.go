@@ -3,7 +3,11 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"flag"
+	"io"
+	"strings"
 	"testing"
 )
 
@@ -30,4 +34,32 @@ func TestFaultFlagsRefused(t *testing.T) {
 	if _, err := parseGateway(gw); err != nil {
 		t.Fatalf("plain gateway refused: %v", err)
 	}
+}
+
+// TestHelpListsNoFaultFlags: goal — the fault flags exist only in a
+// lockstep_faults build: a production lockd's help lists none of them,
+// for any form. Method: lockd -h, and every form's flag set.
+func TestHelpListsNoFaultFlags(t *testing.T) {
+	var stdout bytes.Buffer
+	if code := run([]string{"-h"}, &stdout, io.Discard); code != 0 || strings.Contains(stdout.String(), "-fault-") {
+		t.Errorf("lockd -h: exit %d, lists fault flags:\n%s", code, grepLines(stdout.String(), "-fault-"))
+	}
+	for _, fs := range flagSets() {
+		fs.VisitAll(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "fault-") {
+				t.Errorf("%s has --%s", fs.Name(), f.Name)
+			}
+		})
+	}
+}
+
+// grepLines keeps the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -105,11 +105,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// flagSets are the command lines of every form: member, dev, gateway, certs.
+func flagSets() []*flag.FlagSet {
+	return []*flag.FlagSet{memberFlags(new(memberArgs)), devFlags(new(devConfig)),
+		gatewayFlags(new(gateway.Config), new(string), new(gatewayFaultArgs), new(tlsArgs)), certsFlags(new(certsArgs))}
+}
+
 // printUsage shows both forms and every flag.
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
-	for _, fs := range []*flag.FlagSet{memberFlags(new(memberArgs)), devFlags(new(devConfig)),
-		gatewayFlags(new(gateway.Config), new(string), new(gatewayFaultArgs), new(tlsArgs)), certsFlags(new(certsArgs))} {
+	for _, fs := range flagSets() {
 		fmt.Fprintf(w, "\nFlags of %s:\n", fs.Name())
 		fs.SetOutput(w)
 		fs.PrintDefaults()
@@ -134,7 +139,7 @@ func (l *limits) register(fs *flag.FlagSet) {
 	fs.DurationVar(&l.server.ReadTimeout, "read-timeout", l.server.ReadTimeout, "time to receive a request's headers, and again its body")
 	fs.DurationVar(&l.server.WriteTimeout, "write-timeout", l.server.WriteTimeout, "time to write a reply after the request's own deadline")
 	fs.DurationVar(&l.server.IdleTimeout, "idle-timeout", l.server.IdleTimeout, "close keep-alive connections idle this long")
-	fs.IntVar(&l.server.MaxInFlight, "max-in-flight", l.server.MaxInFlight, "API requests served at once per member; more get 503 with Retry-After")
+	fs.IntVar(&l.server.MaxInFlight, "max-in-flight", l.server.MaxInFlight, "API requests served at once per member; more get 503 overloaded with Retry-After: 1")
 	fs.Int64Var(&l.server.MaxBodyBytes, "max-body-bytes", l.server.MaxBodyBytes, "largest request body")
 	fs.DurationVar(&l.server.ReadyLeaderContact, "ready-leader-contact", l.server.ReadyLeaderContact, "/readyz fails when the leader was last heard from longer ago")
 	fs.Uint64Var(&l.server.ReadyApplyLag, "ready-apply-lag", l.server.ReadyApplyLag, "/readyz fails when the applied index trails the leader's commit index by more entries")
@@ -201,6 +206,9 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
+		if faults := refuseFaultFlags(args); faults != nil {
+			return faults
+		}
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -322,27 +330,41 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 	if c.pprofAddr != "" {
 		go func() { logger.Warn("pprof stopped", "err", http.ListenAndServe(c.pprofAddr, nil)) }()
 	}
-	dir := c.dataDir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "lockstep-dev-")
-		if err != nil {
-			return fmt.Errorf("data dir: %w", err)
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+	peers := devPeers(c)
+	d, err := startDevCluster(c, peers, logger)
+	if err != nil {
+		return err
 	}
-	var pki *devPKI
-	if c.tls {
-		var ids []string
-		for i := range c.nodes {
-			ids = append(ids, fmt.Sprintf("n%d", i+1))
-		}
-		var err error
-		if pki, err = makeDevPKI(ids); err != nil {
-			return err
-		}
-		defer os.RemoveAll(pki.dir)
+	defer d.stop(logger)
+	transport := "plaintext"
+	if d.pki != nil {
+		transport = "TLS"
 	}
+	for i, p := range peers {
+		fmt.Fprintf(stdout, "lockstep dev node %s: %s (raft %s, %s)\n", p.ID, d.members[i].URL(), p.RaftAddr, transport)
+		if addr := d.members[i].GRPCAddr(); addr != "" {
+			fmt.Fprintf(stdout, "lockstep dev node %s: grpc %s (%s)\n", p.ID, addr, transport)
+		}
+	}
+	if d.gateway != nil {
+		fmt.Fprintf(stdout, "lockstep dev gateway: %s (sends each request to its shard's leader)\n", d.gateway.URL())
+	}
+	fmt.Fprintf(stdout, "%d lock shards (Raft groups) on every node, plus the metadata group\n", c.shards)
+	if d.pki != nil {
+		cl := d.pki.issued.Clients[devClient]
+		fmt.Fprintf(stdout, "TLS everywhere with a throwaway CA (removed on exit): CA %s, client certificate %s, key %s\n",
+			d.pki.issued.CA, cl.Cert, cl.Key)
+	} else {
+		fmt.Fprintf(stdout, "plaintext on loopback, no TLS (lockd dev --tls serves TLS)\n")
+	}
+	fmt.Fprintf(stdout, "data in %s; try: curl -s %s-XPOST %s/lock/acquire -d '{\"resource\":\"r1\",\"client_id\":\"me\",\"ttl\":10000}'\n",
+		d.dir, d.pki.curlFlags(), d.members[0].URL())
+	<-sig
+	return nil
+}
+
+// devPeers are the dev members: n1..nN on consecutive ports of --host.
+func devPeers(c devConfig) []node.Peer {
 	var peers []node.Peer
 	for i := 0; i < c.nodes; i++ {
 		peers = append(peers, node.Peer{
@@ -351,60 +373,89 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 			HTTPAddr: fmt.Sprintf("%s:%d", c.host, c.httpBase+i),
 		})
 	}
-	var members []*lockd.Member
-	stopAll := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		for _, m := range members {
-			if err := m.Stop(ctx); err != nil {
-				logger.Warn("stop member", "node", m.Host.ID(), "err", err)
-			}
+	return peers
+}
+
+// devCluster is what lockd dev runs.
+type devCluster struct {
+	// dir holds the members' data; removed by stop unless it was --data-dir.
+	dir     string
+	tmp     bool
+	pki     *devPKI
+	members []*lockd.Member
+	gateway *gateway.Gateway // nil with --gateway-addr ""
+}
+
+// startDevCluster starts the members of c at peers and its gateway; on failure
+// it stops what it started.
+func startDevCluster(c devConfig, peers []node.Peer, logger *slog.Logger) (*devCluster, error) {
+	d := &devCluster{dir: c.dataDir}
+	if d.dir == "" {
+		tmp, err := os.MkdirTemp("", "lockstep-dev-")
+		if err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		d.dir, d.tmp = tmp, true
+	}
+	if err := d.start(c, peers, logger); err != nil {
+		d.stop(logger)
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *devCluster) start(c devConfig, peers []node.Peer, logger *slog.Logger) error {
+	if c.tls {
+		var ids []string
+		for _, p := range peers {
+			ids = append(ids, p.ID)
+		}
+		var err error
+		if d.pki, err = makeDevPKI(ids); err != nil {
+			return err
 		}
 	}
-	defer stopAll()
 	for i, p := range peers {
 		opts := lockd.Options{
-			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(dir, p.ID),
+			ID: p.ID, RaftAddr: p.RaftAddr, HTTPAddr: p.HTTPAddr, DataDir: filepath.Join(d.dir, p.ID),
 			Peers: peers, Bootstrap: true, Shards: c.shards, Logger: logger,
-			GRPCAddr: c.grpc.devAddr(c.host, i), TLS: pki.member(p.ID),
+			GRPCAddr: c.grpc.devAddr(c.host, i), TLS: d.pki.member(p.ID),
 		}
 		c.settings.apply(&opts)
 		m, err := lockd.Start(opts)
 		if err != nil {
 			return err
 		}
-		members = append(members, m)
-	}
-	transport := "plaintext"
-	if pki != nil {
-		transport = "TLS"
-	}
-	for i, p := range peers {
-		fmt.Fprintf(stdout, "lockstep dev node %s: %s (raft %s, %s)\n", p.ID, members[i].URL(), p.RaftAddr, transport)
-		if addr := members[i].GRPCAddr(); addr != "" {
-			fmt.Fprintf(stdout, "lockstep dev node %s: grpc %s (%s)\n", p.ID, addr, transport)
-		}
+		d.members = append(d.members, m)
 	}
 	if c.gatewayAddr != "" {
-		g, err := startDevGateway(c.gatewayAddr, peers, logger, pki, c.settings.observe.trace)
+		g, err := startDevGateway(c.gatewayAddr, peers, logger, d.pki, c.settings.observe.trace)
 		if err != nil {
 			return err
 		}
-		defer stopDevGateway(g, logger)
-		fmt.Fprintf(stdout, "lockstep dev gateway: %s (sends each request to its shard's leader)\n", g.URL())
+		d.gateway = g
 	}
-	fmt.Fprintf(stdout, "%d lock shards (Raft groups) on every node, plus the metadata group\n", c.shards)
-	if pki != nil {
-		cl := pki.issued.Clients[devClient]
-		fmt.Fprintf(stdout, "TLS everywhere with a throwaway CA (removed on exit): CA %s, client certificate %s, key %s\n",
-			pki.issued.CA, cl.Cert, cl.Key)
-	} else {
-		fmt.Fprintf(stdout, "plaintext on loopback, no TLS (lockd dev --tls serves TLS)\n")
-	}
-	fmt.Fprintf(stdout, "data in %s; try: curl -s %s-XPOST %s/lock/acquire -d '{\"resource\":\"r1\",\"client_id\":\"me\",\"ttl\":10000}'\n",
-		dir, pki.curlFlags(), members[0].URL())
-	<-sig
 	return nil
+}
+
+// stop stops the gateway and the members and removes the temp dirs.
+func (d *devCluster) stop(logger *slog.Logger) {
+	if d.gateway != nil {
+		stopDevGateway(d.gateway, logger)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, m := range d.members {
+		if err := m.Stop(ctx); err != nil {
+			logger.Warn("stop member", "node", m.Host.ID(), "err", err)
+		}
+	}
+	if d.pki != nil {
+		_ = os.RemoveAll(d.pki.dir)
+	}
+	if d.tmp {
+		_ = os.RemoveAll(d.dir)
+	}
 }
 
 func raftLogs(on bool) io.Writer {

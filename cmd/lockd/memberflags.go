@@ -45,7 +45,7 @@ func (s *memberSettings) check() error {
 func (s *memberSettings) apply(o *lockd.Options) {
 	o.Lock, o.Server = s.limits.lock, s.limits.server
 	o.RaftLogs, o.LogStore = raftLogs(s.raftLog), lockd.LogStoreKind(s.logStore)
-	o.ACLBootstrapToken, o.Trace = s.acl.bootstrapToken, s.observe.trace
+	o.ACLBootstrapToken, o.Trace = s.acl.token(), s.observe.trace
 	o.Tune = s.commitPath.tune
 	s.commitPath.member(o)
 }

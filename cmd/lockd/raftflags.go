@@ -30,10 +30,10 @@ func (a *commitPathArgs) register(fs *flag.FlagSet) {
 	fs.IntVar(&a.maxAppendEntries, "max-append-entries", 0, "Raft: most entries per AppendEntries and per leader log write, 1..1024 (0: node default 512)")
 	fs.DurationVar(&a.commitTimeout, "commit-timeout", 0, "Raft: idle time before the leader re-sends AppendEntries to carry the commit index (0: node default 5ms)")
 	fs.BoolVar(&a.noBatchApply, "no-batch-apply", false, "Raft: turn off BatchApplyCh (proposals then reach the leader loop one by one)")
-	fs.IntVar(&a.rpcsInFlight, "raft-rpcs-in-flight", 0, "Raft transport: AppendEntries in flight per follower; >= 2 turns hashicorp/raft's pipeline replication on (0: 1, off)")
+	fs.IntVar(&a.rpcsInFlight, "raft-rpcs-in-flight", 0, "Raft transport: AppendEntries in flight per follower; >= 2 turns hashicorp/raft's pipeline replication on (0: 1, off: v1.7.2's pipeline can wedge a follower, grafana/pyroscope#5518)")
 	fs.IntVar(&a.logCache, "raft-log-cache", 0, "Raft: keep this many recent entries in a raft.LogCache in front of the log store (0: none)")
 	fs.IntVar(&a.proposeWindow, "propose-window", 0, "at most this many groups of proposals in Raft at once per group; proposals arriving meanwhile go together as the next batch (0: each goes as it comes)")
-	fs.StringVar(&a.walMode, "wal-mode", string(lockd.WALPerGroup), "per-group (a WAL per Raft group) or shared (one WAL per member, one fdatasync for the groups writing at once); fixed once the data dir exists")
+	fs.StringVar(&a.walMode, "wal-mode", string(lockd.WALPerGroup), "per-group (a WAL per Raft group) or shared (one WAL per member, one fdatasync for the groups writing at once; needs --log-store wal); fixed once the data dir exists")
 }
 
 func (a *commitPathArgs) check() error {

@@ -69,7 +69,8 @@ func TestMemberNeedsCertificatesOrInsecure(t *testing.T) {
 // gateway and client certificates (keys 0600) that the --tls-* flags of
 // three members and a gateway take as they are, and the cluster then
 // grants over HTTPS on a member and through the gateway; a second run
-// keeps the CA and refuses to overwrite a certificate. Method: run lockd
+// keeps the CA and the certificates already there, says so, and makes the
+// missing ones. Method: run lockd
 // certs in-process, parse member and gateway command lines naming its
 // files, start them, and acquire with the client certificate.
 func TestCertsMakeAWorkingTLSCluster(t *testing.T) {
@@ -84,16 +85,27 @@ func TestCertsMakeAWorkingTLSCluster(t *testing.T) {
 			t.Errorf("%s: %v, mode %v; want 0600", f, err, st.Mode().Perm())
 		}
 	}
-	ca, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
-	stderr.Reset()
-	if code := run([]string{"certs", "--dir", dir, "--clients", "app"}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "exists") {
-		t.Errorf("second lockd certs for an existing name: exit %d, %q; want 1, file exists", code, stderr.String())
+	if strings.Contains(stdout.String(), "kept") || !strings.Contains(stdout.String(), "client app made") {
+		t.Errorf("first lockd certs says %q, want every file made", stdout.String())
 	}
-	if code := run([]string{"certs", "--dir", dir, "--clients", "app2"}, io.Discard, io.Discard); code != 0 {
-		t.Errorf("adding a client to an existing CA: exit %d", code)
+	ca, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
+	app, _ := os.ReadFile(filepath.Join(dir, "app.pem"))
+	stdout.Reset()
+	stderr.Reset()
+	// Run twice: what is there is kept (and said so), the missing is made.
+	if code := run([]string{"certs", "--dir", dir, "--clients", "app,app2"}, &stdout, &stderr); code != 0 {
+		t.Errorf("second lockd certs: exit %d %q", code, stderr.String())
+	}
+	for _, want := range []string{"CA kept", "client app kept", "client app2 made"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("second lockd certs says %q, want %q", stdout.String(), want)
+		}
 	}
 	if again, _ := os.ReadFile(filepath.Join(dir, "ca.pem")); !bytes.Equal(ca, again) {
 		t.Error("a second lockd certs replaced the CA")
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "app.pem")); !bytes.Equal(app, again) {
+		t.Error("a second lockd certs replaced app.pem")
 	}
 
 	f := func(name string) string { return filepath.Join(dir, name) }

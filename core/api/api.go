@@ -277,8 +277,12 @@ const (
 	// lease has since been released or has expired.
 	CodeLeaseEnded Code = "lease_ended"
 	// CodeUnavailable: the request was surely not applied (no leader in
-	// time, overloaded); retrying anything is safe.
+	// time, shutting down); retrying anything is safe.
 	CodeUnavailable Code = "unavailable"
+	// CodeOverloaded: the member answering already serves its bound of
+	// requests at once (--max-in-flight) and refused this one before doing
+	// anything: retrying it is safe, after Retry-After or on another member.
+	CodeOverloaded Code = "overloaded"
 	// CodeOutcomeUnknown: the request reached a leader but its outcome is
 	// unknown (leadership lost, timeout after proposing). Retry an acquire
 	// with the same request_id; check before retrying a release or renew.
@@ -318,7 +322,7 @@ func (c Code) HTTPStatus() int {
 		return 409
 	case CodeResourceExhausted:
 		return 429
-	case CodeUnavailable:
+	case CodeUnavailable, CodeOverloaded:
 		return 503
 	case CodeOutcomeUnknown:
 		return 504

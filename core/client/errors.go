@@ -1,9 +1,11 @@
 package client
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/lockstep/lockstep/core/api"
@@ -23,7 +25,22 @@ var (
 	ErrReleased = errors.New("lockstep: lease released")
 	// ErrClosed is what every call returns once Client.Close was called.
 	ErrClosed = errors.New("lockstep: client closed")
+	// ErrServerSpeaksTLS matches an *APIError for a plain HTTP request
+	// that reached a port serving TLS: the endpoint wants https:// and
+	// Config.TLS.
+	ErrServerSpeaksTLS = errors.New("lockstep: the server speaks TLS")
 )
+
+// plainHTTPToTLS is what net/http answers (400) to a plain HTTP request
+// on a TLS port.
+const plainHTTPToTLS = "Client sent an HTTP request to an HTTPS server"
+
+// PlainHTTPToTLS reports whether a reply is net/http's refusal of a plain
+// HTTP request on a TLS port, which says nothing of TLS to whoever reads
+// it as an API error (lockctl names its flags instead).
+func PlainHTTPToTLS(status int, body []byte) bool {
+	return status == http.StatusBadRequest && bytes.Contains(body, []byte(plainHTTPToTLS))
+}
 
 // maxErrorMessage bounds how much of a non-JSON error body is kept.
 const maxErrorMessage = 256
@@ -47,20 +64,30 @@ type APIError struct {
 	Status  int
 	Code    api.Code // empty when the body was not an api.Error
 	Message string
+	// speaksTLS: the reply was PlainHTTPToTLS.
+	speaksTLS bool
 }
 
 func (e *APIError) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("lockstep: HTTP %d: %s", e.Status, e.Message)
+	}
 	return fmt.Sprintf("lockstep: HTTP %d %s: %s", e.Status, e.Code, e.Message)
 }
 
-// Is makes errors.Is(err, ErrNotHolder) true for code not_holder.
+// Is makes errors.Is(err, ErrNotHolder) true for code not_holder, and
+// errors.Is(err, ErrServerSpeaksTLS) for a plain request to a TLS port.
 func (e *APIError) Is(target error) bool {
-	return target == ErrNotHolder && e.Code == api.CodeNotHolder
+	return target == ErrNotHolder && e.Code == api.CodeNotHolder || target == ErrServerSpeaksTLS && e.speaksTLS
 }
 
 // newAPIError decodes an error body; bodies from proxies or crashes that
 // are not api.Error JSON are kept as truncated text.
 func newAPIError(status int, body []byte) *APIError {
+	if PlainHTTPToTLS(status, body) {
+		return &APIError{Status: status, speaksTLS: true, Message: "the server speaks TLS (HTTPS), not plain HTTP: " +
+			"use an https:// endpoint and Config.TLS (tlsconf.Client with the cluster's CA)"}
+	}
 	var wire api.Error
 	if json.Unmarshal(body, &wire) == nil && wire.Code != "" {
 		return &APIError{Status: status, Code: wire.Code, Message: wire.Error}

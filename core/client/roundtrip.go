@@ -67,7 +67,11 @@ func (c *Client) roundTrip(ctx context.Context, endpoint string, req request, ou
 		return fmt.Errorf("read reply of %s %s: %w", req.method, target, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return newAPIError(resp.StatusCode, data)
+		ae := newAPIError(resp.StatusCode, data)
+		if ae.speaksTLS {
+			ae.Message = endpoint + ": " + ae.Message
+		}
+		return ae
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("decode reply of %s %s: %w", req.method, target, err)

@@ -172,8 +172,17 @@ func New(cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
-// Handler serves the API.
-func (g *Gateway) Handler() http.Handler { return g.mux }
+// Handler serves the API. A path not spelled canonically is 404 before
+// the mux, which would redirect it, as a member answers it.
+func (g *Gateway) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !api.CanonicalPath(r.URL) {
+			writeError(w, api.CodeNotFound, api.NonCanonicalPathError(r.URL))
+			return
+		}
+		g.mux.ServeHTTP(w, r)
+	})
+}
 
 // Run refreshes the shard map now and every RefreshInterval until ctx
 // ends. Start runs it; a caller serving Handler itself (no listener, as

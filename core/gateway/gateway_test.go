@@ -166,6 +166,11 @@ func TestGatewayBadInputLikeMember(t *testing.T) {
 		{http.MethodGet, api.PathStatus + "?resource=r&extra=1", ``},
 		{http.MethodGet, "/no/such/path", ``},
 		{http.MethodPost, api.PathLive, ``},
+		// Other spellings of an endpoint: 404, not a redirect (which this
+		// client would follow to a grant).
+		{http.MethodPost, "/" + api.PathAcquire, `{"resource":"r","client_id":"c","ttl":1000}`},
+		{http.MethodPost, "/lock/../lock/acquire", `{"resource":"r","client_id":"c","ttl":1000}`},
+		{http.MethodPost, "/lock/%61cquire", `{"resource":"r","client_id":"c","ttl":1000}`},
 	} {
 		wantCode, want := exchange(t, tc.method, "http://"+c.peers[0].HTTPAddr+tc.path, tc.body)
 		gotCode, got := exchange(t, tc.method, "http://"+g.Addr()+tc.path, tc.body)

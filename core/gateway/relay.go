@@ -202,6 +202,8 @@ func (g *Gateway) attempt(ctx context.Context, addr string, c call) outcome {
 		return outcome{answer: a, retry: "not_leader"}
 	case resp.StatusCode == http.StatusServiceUnavailable && a.code() == api.CodeUnavailable:
 		return outcome{answer: a, retry: "unavailable"}
+	case resp.StatusCode == http.StatusServiceUnavailable && a.code() == api.CodeOverloaded:
+		return outcome{answer: a, retry: "overloaded"}
 	}
 	return outcome{answer: a}
 }

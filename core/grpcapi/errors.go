@@ -19,7 +19,9 @@ const ErrorDomain = "lockstep.dev"
 // Code maps an API error code to the gRPC status code a call ends with.
 // outcome_unknown is DEADLINE_EXCEEDED, the one gRPC code documented as
 // "the operation may have completed" (HTTP answers 504 for it too);
-// UNAVAILABLE keeps its gRPC meaning, surely not applied and safe to retry.
+// UNAVAILABLE keeps its gRPC meaning, surely not applied and safe to retry
+// (overloaded too: refused before anything happened, and another member
+// may serve it, which RESOURCE_EXHAUSTED would not suggest).
 func Code(c api.Code) codes.Code {
 	switch c {
 	case api.CodeInvalidArgument, api.CodeCrossShard:
@@ -32,7 +34,7 @@ func Code(c api.Code) codes.Code {
 		return codes.AlreadyExists
 	case api.CodeResourceExhausted:
 		return codes.ResourceExhausted
-	case api.CodeUnavailable:
+	case api.CodeUnavailable, api.CodeOverloaded:
 		return codes.Unavailable
 	case api.CodeOutcomeUnknown:
 		return codes.DeadlineExceeded

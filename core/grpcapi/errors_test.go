@@ -11,6 +11,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/server"
 )
 
 // Goal: every error an operation can return reaches a gRPC client as the
@@ -31,6 +32,7 @@ func TestErrorsCarryTheAPICode(t *testing.T) {
 		{ended, api.CodeLeaseEnded, codes.FailedPrecondition},
 		{node.ErrQueueFull, api.CodeResourceExhausted, codes.ResourceExhausted},
 		{node.ErrUnavailable, api.CodeUnavailable, codes.Unavailable},
+		{fmt.Errorf("%w: 1 at once", server.ErrOverloaded), api.CodeOverloaded, codes.Unavailable},
 		{node.ErrIndeterminate, api.CodeOutcomeUnknown, codes.DeadlineExceeded},
 		{errors.New("boom"), api.CodeInternal, codes.Internal},
 	}

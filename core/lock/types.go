@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strings"
 )
 
 // Mode is the lock mode of a request or holder.
@@ -87,20 +88,24 @@ func (id LeaseID) String() string { return hex.EncodeToString(id[:]) }
 // IsZero reports whether id is the zero value (never a valid lease).
 func (id LeaseID) IsZero() bool { return id == LeaseID{} }
 
-// ParseLeaseID parses the 32-hex-digit form produced by String.
+// ParseLeaseID parses the 32-lowercase-hex-digit form produced by String,
+// and only that: hex.Decode alone also takes upper case, and two byte
+// strings must never name one lease.
 func ParseLeaseID(s string) (LeaseID, error) {
 	var id LeaseID
-	if len(s) != 32 {
-		return id, fmt.Errorf("%w: lease_id must be 32 hex digits", ErrInvalid)
+	if len(s) != 32 || strings.IndexFunc(s, notLowerHex) >= 0 {
+		return id, fmt.Errorf("%w: lease_id must be 32 lowercase hex digits", ErrInvalid)
 	}
 	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
-		return id, fmt.Errorf("%w: lease_id must be 32 hex digits", ErrInvalid)
+		return id, fmt.Errorf("%w: lease_id must be 32 lowercase hex digits", ErrInvalid)
 	}
 	if id.IsZero() {
 		return id, fmt.Errorf("%w: lease_id must not be zero", ErrInvalid)
 	}
 	return id, nil
 }
+
+func notLowerHex(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') }
 
 // Op is the kind of a command in the log.
 type Op uint8

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,6 +184,12 @@ func TestGRPCAndHTTPSeeTheSameResults(t *testing.T) {
 	}
 
 	noLease := "00000000000000000000000000000001"
+	// The held lease's id in upper case: the same hex number, another
+	// byte string, so refused rather than taken for the lease.
+	upper := strings.ToUpper(got.GetLeaseId())
+	if upper == got.GetLeaseId() {
+		t.Fatalf("lease id %s has no hex letter to upper-case (1 in 3 million): run again", upper)
+	}
 	cases := []struct {
 		name     string
 		path     string
@@ -201,6 +208,14 @@ func TestGRPCAndHTTPSeeTheSameResults(t *testing.T) {
 		}, api.CodeInvalidArgument, codes.InvalidArgument},
 		{"release malformed lease id", api.PathRelease, api.ReleaseRequest{Resource: "r1", LeaseID: "zz"}, func() error {
 			_, err := c.clients[2].Release(ctx, &lockstepv1.ReleaseRequest{Resource: "r1", LeaseId: "zz"})
+			return err
+		}, api.CodeInvalidArgument, codes.InvalidArgument},
+		{"release upper-case lease id", api.PathRelease, api.ReleaseRequest{Resource: "r1", LeaseID: upper}, func() error {
+			_, err := c.clients[1].Release(ctx, &lockstepv1.ReleaseRequest{Resource: "r1", LeaseId: upper})
+			return err
+		}, api.CodeInvalidArgument, codes.InvalidArgument},
+		{"renew upper-case lease id", api.PathRenew, api.RenewRequest{Resource: "r1", LeaseID: upper}, func() error {
+			_, err := c.clients[2].Renew(ctx, &lockstepv1.RenewRequest{Resource: "r1", LeaseId: upper})
 			return err
 		}, api.CodeInvalidArgument, codes.InvalidArgument},
 		{"release not held", api.PathRelease, api.ReleaseRequest{Resource: "r1", LeaseID: noLease}, func() error {

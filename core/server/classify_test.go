@@ -34,6 +34,7 @@ func TestClassifyEveryErrorPath(t *testing.T) {
 		{"shutting down before proposing", wrap(node.ErrShutdown), api.CodeUnavailable, 503},
 		{"leadership lost after proposing", fmt.Errorf("%w: leadership lost", node.ErrIndeterminate), api.CodeOutcomeUnknown, 504},
 		{"shut down while queued", fmt.Errorf("%w: %w while the request waited", node.ErrIndeterminate, node.ErrShutdown), api.CodeOutcomeUnknown, 504},
+		{"over --max-in-flight", fmt.Errorf("%w: 1 request at once", ErrOverloaded), api.CodeOverloaded, 503},
 		{"anything else", errors.New("boom"), api.CodeInternal, 500},
 	} {
 		got := classify(tc.err)

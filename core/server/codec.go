@@ -113,8 +113,11 @@ func escapedRune(b []byte, i int) (rune, bool) {
 }
 
 // checkKeys walks the top-level object token by token and accepts only the
-// known keys, spelled exactly, each at most once. Values are skipped
-// whatever their shape; the decoder checks their types afterwards.
+// known keys, spelled exactly, each at most once, and values without a
+// null anywhere in them: encoding/json would leave the field's zero value
+// in its place ("mode":null reading as no mode), and no field of the API
+// takes null. Values are otherwise skipped whatever their shape; the
+// decoder checks their types afterwards.
 func checkKeys(body []byte, known []string) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	malformed := func(err error) error { return fmt.Errorf("%w: malformed JSON: %w", lock.ErrInvalid, err) }
@@ -144,8 +147,12 @@ func checkKeys(body []byte, known []string) error {
 			return fmt.Errorf("%w: field %q given more than once", lock.ErrInvalid, key)
 		}
 		seen[key] = true
-		if err := skipValue(dec); err != nil {
+		null, err := skipValue(dec)
+		if err != nil {
 			return malformed(err)
+		}
+		if null {
+			return fmt.Errorf("%w: field %q is or holds null: leave an optional field out, give a value otherwise", lock.ErrInvalid, key)
 		}
 	}
 	if _, err := dec.Token(); err != nil {
@@ -154,22 +161,25 @@ func checkKeys(body []byte, known []string) error {
 	return nil
 }
 
-// skipValue consumes one JSON value, nested or not.
-func skipValue(dec *json.Decoder) error {
+// skipValue consumes one JSON value, nested or not, and reports whether
+// it is or holds a null.
+func skipValue(dec *json.Decoder) (null bool, err error) {
 	depth := 0
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return err
+			return null, err
 		}
 		switch tok {
 		case json.Delim('{'), json.Delim('['):
 			depth++
 		case json.Delim('}'), json.Delim(']'):
 			depth--
+		case nil:
+			null = true
 		}
 		if depth == 0 {
-			return nil
+			return null, nil
 		}
 	}
 }
@@ -258,6 +268,8 @@ func classifyCode(err error) (api.Code, string) {
 		return api.CodeInvalidArgument, err.Error()
 	case errors.Is(err, errMethodNotAllowed):
 		return api.CodeMethodNotAllowed, err.Error()
+	case errors.Is(err, ErrOverloaded):
+		return api.CodeOverloaded, err.Error()
 	case errors.Is(err, errCrossShard):
 		return api.CodeCrossShard, err.Error()
 	case errors.Is(err, node.ErrNotHolder):

@@ -125,8 +125,9 @@ func TestLongWaitOutlivesReadAndWriteTimeouts(t *testing.T) {
 }
 
 // TestInFlightLimitAnswers503: goal — a bounded number of API requests run
-// at once; one more is answered at once with 503 unavailable and
-// Retry-After (nothing done, safe to retry) instead of piling up, while the
+// at once; one more is answered at once with 503 overloaded (its own code,
+// not a missing leader's unavailable) and Retry-After (nothing done, safe
+// to retry here later or elsewhere) instead of piling up, while the
 // probes and /metrics still answer. Method: MaxInFlight 1; park a waiter in
 // the queue, then send a second request and the probes.
 func TestInFlightLimitAnswers503(t *testing.T) {
@@ -159,8 +160,9 @@ func TestInFlightLimitAnswers503(t *testing.T) {
 	b, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var e api.Error
-	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != 503 || e.Code != api.CodeUnavailable || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("request over the limit = %d %s (Retry-After %q), want 503 unavailable with Retry-After",
+	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != 503 || e.Code != api.CodeOverloaded ||
+		!strings.Contains(e.Error, "--max-in-flight") || strings.Contains(e.Error, "leader") || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("request over the limit = %d %s (Retry-After %q), want 503 overloaded naming --max-in-flight with Retry-After: 1",
 			resp.StatusCode, b, resp.Header.Get("Retry-After"))
 	}
 	for _, path := range []string{api.PathLive, api.PathReady, api.PathHealth, api.PathMetrics} {

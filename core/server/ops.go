@@ -2,13 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/lockstep/lockstep/core/acl"
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/core/node"
 )
 
 // The operations below are the API behind the HTTP routes, shared by every
@@ -165,15 +165,21 @@ func (s *Server) Status(ctx context.Context, resource string, stale bool) (api.S
 	return out, nil
 }
 
+// ErrOverloaded is Admit's refusal: no request token was free. Every front
+// end answers it as api.CodeOverloaded (HTTP 503 with Retry-After, gRPC
+// UNAVAILABLE).
+var ErrOverloaded = errors.New("overloaded")
+
 // Admit takes one of the MaxInFlight request tokens the HTTP routes also
 // use, so one bound covers every front end; done returns it. When none is
-// free it answers unavailable at once: nothing was done, a retry is safe.
+// free it answers overloaded at once: nothing was done, a retry is safe.
 func (s *Server) Admit() (done func(), err error) {
 	select {
 	case s.inFlight <- struct{}{}:
 		return func() { <-s.inFlight }, nil
 	default:
-		return nil, fmt.Errorf("%w: server busy: %d requests in flight, retry later", node.ErrUnavailable, s.cfg.MaxInFlight)
+		return nil, fmt.Errorf("%w: this member already serves its bound of %d requests at once (--max-in-flight) and refused this one "+
+			"before doing anything: retry after Retry-After, or on another member", ErrOverloaded, s.cfg.MaxInFlight)
 	}
 }
 

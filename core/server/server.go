@@ -231,6 +231,11 @@ func (s *Server) Handler() http.Handler {
 		// its wait once the body is read.
 		budget := s.cfg.RequestTimeout + s.cfg.WriteTimeout
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(budget))
+		if !api.CanonicalPath(r.URL) {
+			// Before the mux, which would redirect to the cleaned path.
+			writeError(w, api.CodeNotFound, api.NonCanonicalPathError(r.URL))
+			return
+		}
 		s.serveObserved(w, withBearer(r))
 	})
 }

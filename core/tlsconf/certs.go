@@ -38,16 +38,23 @@ type Plan struct {
 	Validity time.Duration
 }
 
-// Issued names the files Issue wrote.
+// Issued names the files of p: those Issue wrote and those it kept.
 type Issued struct {
-	CA       string
+	CA string
+	// CAKept: the directory already held the CA, which signed the rest.
+	CAKept   bool
 	Nodes    map[string]Pair
 	Gateways map[string]Pair
 	Clients  map[string]Pair
 }
 
 // Pair is a certificate file and its key file.
-type Pair struct{ Cert, Key string }
+type Pair struct {
+	Cert, Key string
+	// Kept: both files were already there, signed by the CA, and were
+	// left as they are (names and validity included).
+	Kept bool
+}
 
 // File names in a certificate directory.
 const (
@@ -59,7 +66,11 @@ const (
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 // Issue makes p's CA and certificates (ECDSA P-256); keys are written 0600.
-// An existing certificate file is never overwritten.
+// What the directory already holds is kept, never overwritten, so a second
+// run with the same plan changes nothing and one with more names adds
+// them: the CA when ca.pem and ca-key.pem are both there, a certificate
+// when its two files are and the CA signed it. Half a pair, or a
+// certificate another CA signed, is an error naming the files.
 func Issue(p Plan) (Issued, error) {
 	if p.Validity <= 0 {
 		return Issued{}, errors.New("certs: validity must be > 0")
@@ -77,11 +88,12 @@ func Issue(p Plan) (Issued, error) {
 	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
 		return Issued{}, fmt.Errorf("certs: %w", err)
 	}
-	ca, caKey, err := loadOrMakeCA(p.Dir, 10*p.Validity)
+	ca, caKey, caKept, err := loadOrMakeCA(p.Dir, 10*p.Validity)
 	if err != nil {
 		return Issued{}, err
 	}
-	out := Issued{CA: filepath.Join(p.Dir, CAFile), Nodes: map[string]Pair{}, Gateways: map[string]Pair{}, Clients: map[string]Pair{}}
+	out := Issued{CA: filepath.Join(p.Dir, CAFile), CAKept: caKept,
+		Nodes: map[string]Pair{}, Gateways: map[string]Pair{}, Clients: map[string]Pair{}}
 	for _, n := range p.Nodes {
 		tmpl := leafTemplate(n, p.Validity, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
 		addHosts(tmpl, n, p.Hosts)
@@ -105,20 +117,63 @@ func Issue(p Plan) (Issued, error) {
 	return out, nil
 }
 
-// loadOrMakeCA reuses dir's CA (to add certificates later) or makes one.
-func loadOrMakeCA(dir string, validity time.Duration) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+// loadOrMakeCA reuses dir's CA (to add certificates later; kept true) or
+// makes one.
+func loadOrMakeCA(dir string, validity time.Duration) (ca *x509.Certificate, key *ecdsa.PrivateKey, kept bool, err error) {
 	certPath, keyPath := filepath.Join(dir, CAFile), filepath.Join(dir, CAKeyFile)
-	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
-	switch {
-	case err == nil:
+	found, err := existingPair(certPath, keyPath, "a new CA (every certificate it signed must then be made again)")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if found {
+		pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("certs: existing CA: %w", err)
+		}
 		key, ok := pair.PrivateKey.(*ecdsa.PrivateKey)
 		if !ok {
-			return nil, nil, fmt.Errorf("certs: %s is not an ECDSA key", keyPath)
+			return nil, nil, false, fmt.Errorf("certs: %s is not an ECDSA key", keyPath)
 		}
-		return pair.Leaf, key, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, nil, fmt.Errorf("certs: existing CA: %w", err)
+		return pair.Leaf, key, true, nil
 	}
+	ca, key, err = makeCA(certPath, keyPath, validity)
+	return ca, key, false, err
+}
+
+// existingPair reports whether both files of a certificate and its key
+// exist; exactly one is an error saying how to get a new pair (what).
+func existingPair(certPath, keyPath, what string) (bool, error) {
+	certThere, err := exists(certPath)
+	if err != nil {
+		return false, err
+	}
+	keyThere, err := exists(keyPath)
+	if err != nil {
+		return false, err
+	}
+	if certThere != keyThere {
+		there, missing := certPath, keyPath
+		if keyThere {
+			there, missing = keyPath, certPath
+		}
+		return false, fmt.Errorf("certs: %s exists but %s does not: restore it, or remove %s to make %s", there, missing, there, what)
+	}
+	return certThere, nil
+}
+
+func exists(path string) (bool, error) {
+	_, err := os.Stat(path)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("certs: %w", err)
+}
+
+// makeCA writes a new self-signed CA.
+func makeCA(certPath, keyPath string, validity time.Duration) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("certs: CA key: %w", err)
@@ -172,7 +227,18 @@ func leafTemplate(name string, validity time.Duration, usage ...x509.ExtKeyUsage
 	}
 }
 
+// writeLeaf makes name's certificate and key, or keeps them when both are
+// there and ca signed the certificate.
 func writeLeaf(dir, name string, tmpl, ca *x509.Certificate, caKey *ecdsa.PrivateKey) (Pair, error) {
+	p := Pair{Cert: filepath.Join(dir, name+".pem"), Key: filepath.Join(dir, name+"-key.pem")}
+	found, err := existingPair(p.Cert, p.Key, "a new pair")
+	switch {
+	case err != nil:
+		return Pair{}, err
+	case found:
+		p.Kept = true
+		return p, checkKept(p, ca)
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return Pair{}, fmt.Errorf("certs: %s key: %w", name, err)
@@ -181,8 +247,20 @@ func writeLeaf(dir, name string, tmpl, ca *x509.Certificate, caKey *ecdsa.Privat
 	if err != nil {
 		return Pair{}, fmt.Errorf("certs: %s: %w", name, err)
 	}
-	p := Pair{Cert: filepath.Join(dir, name+".pem"), Key: filepath.Join(dir, name+"-key.pem")}
 	return p, writeKeyAndCert(p.Key, p.Cert, key, der)
+}
+
+// checkKept refuses to keep a pair that does not load, or that ca did not
+// sign (left from another CA): the cluster would not accept it.
+func checkKept(p Pair, ca *x509.Certificate) error {
+	c, err := tls.LoadX509KeyPair(p.Cert, p.Key)
+	if err != nil {
+		return fmt.Errorf("certs: existing %s: %w", p.Cert, err)
+	}
+	if err := c.Leaf.CheckSignatureFrom(ca); err != nil {
+		return fmt.Errorf("certs: existing %s was not signed by this CA: remove %s and %s to make a new pair", p.Cert, p.Cert, p.Key)
+	}
+	return nil
 }
 
 // writeKeyAndCert writes the key 0600 and the certificate 0644, refusing
