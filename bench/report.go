@@ -46,8 +46,8 @@ func WriteReport(dir string, results []*Result) error {
 // WriteMarkdown writes one table row per target/workload/policy/clients.
 func WriteMarkdown(w io.Writer, results []*Result) error {
 	var b strings.Builder
-	b.WriteString("| target | workload | policy | clients | keys | ops | ops/s | ×etcd | ×redis | acq p50 | acq p99 | acq p99.9 | acq max | rel p99 | handoff p50 | handoff p99 | Jain | starved | wait p99 | out of order | timeouts | errors | load | notes |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|---|\n")
+	b.WriteString("| target | workload | policy | clients | keys | ops | ops/s | CPU µs/cycle | CPU busy | ×etcd | ×redis | acq p50 | acq p99 | acq p99.9 | acq max | rel p99 | handoff p50 | handoff p99 | Jain | starved | wait p99 | out of order | timeouts | errors | load | notes |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|---|\n")
 	for _, r := range results {
 		keys := fmt.Sprint(r.Keys)
 		if r.Private {
@@ -57,15 +57,15 @@ func WriteMarkdown(w io.Writer, results []*Result) error {
 		if r.RatePerSec > 0 {
 			clients = fmt.Sprintf("%d @%.0f/s", r.Clients, r.RatePerSec)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.3f | %d | %s | %.1f%% | %d | %s | %.1f | %s |\n",
-			r.Target, r.Workload, r.Policy, clients, keys, r.Ops, r.OpsPerSec,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.3f | %d | %s | %.1f%% | %d | %s | %.1f | %s |\n",
+			r.Target, r.Workload, r.Policy, clients, keys, r.Ops, r.OpsPerSec, fmtCPU(r), fmtBusy(r),
 			ratio(r, peerOf(r, results, etcdPeers)), ratio(r, peerOf(r, results, redisPeers)),
 			fmtMs(r.Acquire.P50Ms), fmtMs(r.Acquire.P99Ms), fmtMs(r.Acquire.P999Ms), fmtMs(r.Acquire.MaxMs),
 			fmtMs(r.Release.P99Ms), fmtLat(r.Handoff, r.Handoff.P50Ms), fmtLat(r.Handoff, r.Handoff.P99Ms),
 			r.Fairness.Jain, r.Fairness.Starved, fmtMs(r.Fairness.WaitP99Ms), 100*r.Fairness.OutOfOrderFrac,
 			r.AcquireTimeouts, fmtErrors(r), r.HostLoad1, strings.Join(r.Notes, "; "))
 	}
-	b.WriteString("\nLatencies in ms. An op is one acquire+release cycle. ×etcd / ×redis: ops/s over the row of the same workload and clients for etcd (3 members; etcd1 if only that ran) and redis (default persistence; redis-aof if only that ran). Handoff: release sent until the next, already waiting, holder is granted (contended keys only). Out of order: share of grants that overtook an earlier request on the same key (requests more than the inversion slack apart; JSON also has the pair count). Load: host 1-minute load average after the run.\n")
+	b.WriteString("\nLatencies in ms. An op is one acquire+release cycle. ×etcd / ×redis: ops/s over the row of the same workload and clients for etcd (3 members; etcd1 if only that ran) and redis (default persistence; redis-aof if only that ran). Handoff: release sent until the next, already waiting, holder is granted (contended keys only). Out of order: share of grants that overtook an earlier request on the same key (requests more than the inversion slack apart; JSON also has the pair count). Load: host 1-minute load average after the run. CPU µs/cycle: the whole machine's busy CPU time (/proc/stat, all cores; servers, peers and this load generator together) over the measurement window, per cycle; CPU busy: that time over the window's wall time and cores (near 100 %, the box was CPU-bound).\n")
 	writeBreakdown(&b, results)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write markdown: %w", err)
@@ -97,6 +97,20 @@ func ratio(r, peer *Result) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f", r.OpsPerSec/peer.OpsPerSec)
+}
+
+func fmtCPU(r *Result) string {
+	if r.MachineCPU == nil || r.Ops == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", r.MachineCPU.PerCycleUs)
+}
+
+func fmtBusy(r *Result) string {
+	if r.MachineCPU == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", 100*r.MachineCPU.Utilisation)
 }
 
 func fmtMs(v float64) string {

@@ -32,6 +32,10 @@ type Result struct {
 	// Ops counts complete acquire+release cycles.
 	Ops       int64   `json:"ops"`
 	OpsPerSec float64 `json:"ops_per_sec"`
+	// MachineCPU is the whole machine's CPU over the measurement window
+	// (servers, peers and this generator together; /proc/stat), nil where
+	// it cannot be read.
+	MachineCPU *MachineCPU `json:"machine_cpu,omitempty"`
 
 	Acquire LatencySummary `json:"acquire"`
 	Release LatencySummary `json:"release"`

@@ -108,6 +108,8 @@ type run struct {
 	stopAtMax context.CancelFunc
 	endNs     sync.Once
 	stoppedNs int64
+	// cpu is the machine's busy time over the measurement window.
+	cpu machineCPU
 }
 
 // Run drives workload w against target t and returns its measurements.
@@ -132,6 +134,8 @@ func Run(ctx context.Context, t Target, w Workload) (*Result, error) {
 	defer r.closeLockers()
 
 	r.rec = newRecorder(w.Clients, len(r.keys), w.Warmup)
+	cpuFrom := time.AfterFunc(w.Warmup, r.cpu.start)
+	defer cpuFrom.Stop()
 	runCtx, cancel := context.WithTimeout(ctx, w.Warmup+w.Duration)
 	defer cancel()
 	r.stopAtMax = cancel
@@ -180,7 +184,10 @@ func (r *run) closeLockers() {
 
 // markStopped notes when the run ended (deadline or max ops).
 func (r *run) markStopped() {
-	r.endNs.Do(func() { r.stoppedNs = r.rec.now() })
+	r.endNs.Do(func() {
+		r.stoppedNs = r.rec.now()
+		r.cpu.stop()
+	})
 }
 
 func (r *run) closedClient(ctx context.Context, client int) {
@@ -312,6 +319,9 @@ func (r *run) result(t Target) *Result {
 		AcquireCDF:      r.rec.acquire.CDF(cdfPoints),
 	}
 	res.OpsPerSec = float64(res.Ops) / res.DurationS
+	if cpu, ok := r.cpu.result(res.Ops); ok {
+		res.MachineCPU = &cpu
+	}
 	res.Errors, res.ErrorSamples = r.rec.errorsByKind()
 	if !traits.Policies {
 		res.Policy = "native"

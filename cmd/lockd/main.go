@@ -16,8 +16,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
-	_ "net/http/pprof" // served only with --pprof
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -178,6 +176,7 @@ type memberArgs struct {
 	faults                                 faultArgs
 	grpc                                   grpcArgs
 	health                                 healthArgs
+	pprof                                  pprofArgs
 	tls                                    tlsArgs
 }
 
@@ -197,6 +196,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	a.faults.register(fs)
 	a.grpc.registerMember(fs)
 	a.health.register(fs)
+	a.pprof.register(fs)
 	a.tls.register(fs)
 	return fs
 }
@@ -238,6 +238,9 @@ func parseMember(args []string) (lockd.Options, error) {
 	if err := a.health.check(); err != nil {
 		return lockd.Options{}, err
 	}
+	if err := a.pprof.check(); err != nil {
+		return lockd.Options{}, err
+	}
 	if a.advertiseHTTP != "" {
 		if _, _, err := net.SplitHostPort(a.advertiseHTTP); err != nil {
 			return lockd.Options{}, fmt.Errorf("--advertise-http: %w", err)
@@ -246,7 +249,7 @@ func parseMember(args []string) (lockd.Options, error) {
 	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, GRPCAddr: a.grpc.addr, SpreadInterval: a.spread, AdvertiseHTTP: a.advertiseHTTP,
-		HealthAddr: a.health.addr,
+		HealthAddr: a.health.addr, PprofAddr: a.pprof.addr,
 	}
 	a.settings.apply(&opts)
 	commitPath := opts.Tune
@@ -279,12 +282,13 @@ const maxShards = 256
 
 // devConfig is the command line of lockd dev.
 type devConfig struct {
-	dataDir, host, pprofAddr          string
+	dataDir, host                     string
 	gatewayAddr                       string
 	httpBase, raftBase, nodes, shards int
 	tls                               bool
 	settings                          memberSettings
 	grpc                              grpcArgs
+	pprof                             pprofArgs
 }
 
 func devFlags(c *devConfig) *flag.FlagSet {
@@ -295,7 +299,7 @@ func devFlags(c *devConfig) *flag.FlagSet {
 	fs.IntVar(&c.raftBase, "raft-port", 7170, "first Raft port (one per node, consecutive)")
 	fs.IntVar(&c.nodes, "nodes", 3, "members to start")
 	fs.IntVar(&c.shards, "shards", 3, "lock shards (Raft groups on every member)")
-	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address (profiling)")
+	c.pprof.register(fs)
 	fs.StringVar(&c.gatewayAddr, "gateway-addr", "127.0.0.1:7000", "also serve a gateway here (empty: none)")
 	fs.BoolVar(&c.tls, "tls", false, "serve TLS everywhere with a throwaway CA and certificates made in a temp dir (default: plaintext)")
 	c.settings.register(fs)
@@ -309,6 +313,9 @@ func parseDev(args []string) (devConfig, error) {
 		return devConfig{}, err
 	}
 	if err := c.settings.check(); err != nil {
+		return devConfig{}, err
+	}
+	if err := c.pprof.check(); err != nil {
 		return devConfig{}, err
 	}
 	if c.nodes < 1 || c.nodes > 9 {
@@ -327,8 +334,13 @@ func runDev(c devConfig, stdout io.Writer, logger *slog.Logger) error {
 	// Caught from the start: a signal during start-up still removes the
 	// temp dirs.
 	sig := signals()
-	if c.pprofAddr != "" {
-		go func() { logger.Warn("pprof stopped", "err", http.ListenAndServe(c.pprofAddr, nil)) }()
+	if c.pprof.addr != "" {
+		profiles, err := lockd.ServeProfiles(c.pprof.addr, logger)
+		if err != nil {
+			return err
+		}
+		defer profiles.Close()
+		fmt.Fprintf(stdout, "lockstep dev profiles: http://%s/debug/pprof/\n", profiles.Addr())
 	}
 	peers := devPeers(c)
 	d, err := startDevCluster(c, peers, logger)

@@ -76,6 +76,9 @@ type Options struct {
 	// nothing else) there in plaintext, for probes that cannot present a
 	// client certificate (health.go); "" serves them on the API port only.
 	HealthAddr string
+	// PprofAddr, when set, serves net/http/pprof there (loopback only,
+	// pprof.go); "" is off.
+	PprofAddr string
 	// RaftRPCsInFlight is the Raft transports' MaxRPCsInFlight (0: 1, no
 	// pipelining; see defaultRPCsInFlight). LogCache, when positive, puts a
 	// raft.LogCache of that many entries in front of each group's log store.
@@ -116,6 +119,8 @@ type Member struct {
 	flushTraces func(context.Context) error
 	// wal is the member's shared WAL (Options.WALMode shared), else nil.
 	wal *wal.Shared
+	// profiles is the profiling listener (Options.PprofAddr), else nil.
+	profiles *Profiles
 }
 
 // Start opens the member port, the metadata group and the lock shards
@@ -297,6 +302,11 @@ func Start(opts Options) (_ *Member, err error) {
 			opts.Logger.Error("http server stopped", "node", opts.ID, "err", err)
 		}
 	}()
+	if opts.PprofAddr != "" {
+		if m.profiles, err = ServeProfiles(opts.PprofAddr, opts.Logger); err != nil {
+			return nil, errors.Join(err, m.Stop(context.Background()))
+		}
+	}
 	return m, nil
 }
 
@@ -367,7 +377,7 @@ func (m *Member) Shard(s int) *node.Node {
 
 // Stop shuts the HTTP server and every group down.
 func (m *Member) Stop(ctx context.Context) error {
-	perr := m.health.stop(ctx)
+	perr := errors.Join(m.health.stop(ctx), m.profiles.Close())
 	gerr := m.grpc.stop(ctx)
 	herr := m.HTTP.Shutdown(ctx)
 	if herr != nil {
