@@ -13,12 +13,14 @@ import (
 //     leader stamped as unreachable (suspects) is cancelled, never granted.
 const CheckCallers = "callers"
 
-// Command is the part of one committed log entry that says who holds its
-// callers: every acquire, hello and cancel, and any entry stamped with
-// suspects.
+// Command is the part of one committed command that says who holds its
+// callers: every acquire, hello and cancel, and any command whose entry is
+// stamped with suspects.
 type Command struct {
-	Group       int      `json:"group,omitempty"`
-	Index       uint64   `json:"index"`
+	Group int    `json:"group,omitempty"`
+	Index uint64 `json:"index"`
+	// Slot is the command's place in its entry (TraceEvent.Slot).
+	Slot        int      `json:"slot,omitempty"`
 	Op          string   `json:"op"`
 	Client      string   `json:"client,omitempty"`
 	RequestID   string   `json:"request_id,omitempty"`

@@ -107,8 +107,11 @@ const (
 type TraceEvent struct {
 	// Group is the Raft group (shard) the event was committed in; indexes
 	// and log times are per group.
-	Group     int    `json:"group,omitempty"`
-	Index     uint64 `json:"index"`
+	Group int    `json:"group,omitempty"`
+	Index uint64 `json:"index"`
+	// Slot is the place in its entry of the command that caused the event
+	// (an entry may carry many commands).
+	Slot      int    `json:"slot,omitempty"`
 	LogTime   int64  `json:"log_time"`
 	Kind      string `json:"kind"`
 	Resource  string `json:"resource"`

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/checker"
+	"github.com/lockstep/lockstep/core/codec"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 )
@@ -147,7 +148,7 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 		return
 	}
 	te := checker.TraceEvent{
-		Group: group, Index: ev.Index, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
+		Group: group, Index: ev.Index, Slot: ev.Slot, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
 		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
 		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt, Hosts: ev.Hosts,
 	}
@@ -196,8 +197,8 @@ func (r *recorder) apply(node string, group int, index uint64, entry []byte, st 
 	r.recordApplied(node, group, index, a, st.Metrics().LogTime, time.Now())
 }
 
-// command keeps the caller stamps of the entry at (group, index) the
-// first time a replica applies it (checker.Command).
+// command keeps the caller stamps of the commands of the entry at (group,
+// index) the first time a replica applies it (checker.Command).
 func (r *recorder) command(group int, index uint64, entry []byte) {
 	key := traceKey{group: group, index: index}
 	r.mu.Lock()
@@ -207,11 +208,26 @@ func (r *recorder) command(group int, index uint64, entry []byte) {
 	if seen {
 		return
 	}
-	cmd, err := lock.DecodeCommand(entry)
+	e, err := codec.DecodeEntry(entry)
 	if err != nil {
 		return // a corrupt entry is skipped by every replica alike
 	}
-	c := checker.Command{Group: group, Index: index, Suspects: cmd.Suspects, Host: cmd.Host, Incarnation: cmd.Incarnation}
+	for slot := range e.Commands {
+		cmd, err := e.Command(slot)
+		if err != nil {
+			continue // so is a corrupt command
+		}
+		if c, ok := callerStamps(group, index, slot, &cmd); ok {
+			r.mu.Lock()
+			r.commands = append(r.commands, c)
+			r.mu.Unlock()
+		}
+	}
+}
+
+// callerStamps is what the checks of callers read of one command, if any.
+func callerStamps(group int, index uint64, slot int, cmd *lock.Command) (checker.Command, bool) {
+	c := checker.Command{Group: group, Index: index, Slot: slot, Suspects: cmd.Suspects, Host: cmd.Host, Incarnation: cmd.Incarnation}
 	switch {
 	case cmd.Op == lock.OpAcquire:
 		c.Op, c.Client, c.RequestID, c.LeaseID, c.WaitMs = checker.CommandAcquire, cmd.ClientID, cmd.RequestID, cmd.LeaseID.String(), cmd.WaitMs
@@ -225,11 +241,9 @@ func (r *recorder) command(group int, index uint64, entry []byte) {
 	case len(cmd.Suspects) > 0:
 		c.Op, c.Host, c.Incarnation = cmd.Op.String(), "", 0
 	default:
-		return
+		return c, false
 	}
-	r.mu.Lock()
-	r.commands = append(r.commands, c)
-	r.mu.Unlock()
+	return c, true
 }
 
 // ownerOf renders a cancel's attempt owner for the history ("" for none).

@@ -3,7 +3,6 @@ package lock
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -356,16 +355,6 @@ func TestAcquireManyInvalid(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// TestManyCommandCodec: goal — Resources survive the command encoding.
-func TestManyCommandCodec(t *testing.T) {
-	cmd := many('m', S, 50, 10, "p", "q")
-	cmd.RequestID = "r"
-	got, err := DecodeCommand(AppendCommand(nil, &cmd))
-	if err != nil || !reflect.DeepEqual(got, cmd) {
-		t.Fatalf("command round trip: %+v, %v", got, err)
-	}
-}
 
 // TestManySnapshotAndDigest: goal — a queued multi request and its grants
 // are part of the snapshot and the digest, and a snapshot that splits a

@@ -167,19 +167,3 @@ func TestQuotaProperty(t *testing.T) {
 		}
 	})
 }
-
-// TestQuotaCodecCompatible: goal — a command without a quota is written
-// as version 3 (byte-identical to what members before quotas wrote and
-// read), one with a quota as version 4, and the quota survives decoding.
-func TestQuotaCodecCompatible(t *testing.T) {
-	plain := acq("a:1", 'a', Exclusive, 1000, 0)
-	if b := AppendCommand(nil, &plain); b[0] != 3 {
-		t.Fatalf("no quota: version %d, want 3", b[0])
-	}
-	limited := quota(plain, Quota{Held: 1, ClientQueued: 7})
-	b := AppendCommand(nil, &limited)
-	got, err := DecodeCommand(b)
-	if b[0] != 4 || err != nil || got.Quota != limited.Quota {
-		t.Fatalf("quota: version %d, decoded %+v, %v", b[0], got.Quota, err)
-	}
-}

@@ -126,6 +126,9 @@ func (s *State) Apply(e Entry) (Result, []Event) {
 	for _, name := range cmd.Resources {
 		s.assertInvariants(name)
 	}
+	for i := range s.events {
+		s.events[i].Slot = e.Slot
+	}
 	return res, s.events
 }
 

@@ -221,6 +221,9 @@ func ManyLeaseID(base LeaseID, i int) LeaseID {
 // Entry is a command with the log position the state machine applies it at.
 type Entry struct {
 	Index uint64
+	// Slot is the command's place in its log entry, which may carry many
+	// (core/codec); 0 for the first or only one.
+	Slot int
 	// Term of the entry: only the leader of a term creates entries with that
 	// term, so the pair (Term, Mono) is one clock.
 	Term    uint64
@@ -323,8 +326,11 @@ func (k EventKind) String() string {
 // Lease.ExpiresAt is the queued request's deadline (log time). Events are produced in a
 // deterministic order, so every replica emits the same sequence.
 type Event struct {
-	Kind     EventKind
-	Index    uint64
+	Kind  EventKind
+	Index uint64
+	// Slot is the place in its log entry of the command that caused the
+	// event (Entry.Slot): Index and Slot together name that command.
+	Slot     int
 	LogTime  int64
 	Resource string
 	Lease    Lease

@@ -2,13 +2,15 @@ package lock
 
 import "fmt"
 
-// The node's forward reply (core/node) carries lock results between
-// members. Its format belongs to the node, but it is built from the same
-// primitives as the command codec and snapshots; these exports are those
+// core/codec encodes commands, results and log entries with the same
+// primitives as this package's snapshots; these exports are those
 // primitives, so there is one implementation of each.
 
 // AppendString appends s, length first.
 func AppendString(buf []byte, s string) []byte { return appendString(buf, s) }
+
+// AppendStrings appends list, count first.
+func AppendStrings(buf []byte, list []string) []byte { return appendStrings(buf, list) }
 
 // AppendLease appends l as snapshots hold it.
 func AppendLease(buf []byte, l Lease) []byte { return appendLease(buf, l) }
@@ -29,6 +31,33 @@ func (r *Reader) Uvarint() uint64 { return r.d.uvarint() }
 
 // Varint reads what binary.AppendVarint wrote.
 func (r *Reader) Varint() int64 { return r.d.varint() }
+
+// Uint32 reads a uvarint that must fit in 32 bits.
+func (r *Reader) Uint32() uint32 { return r.d.uint32() }
+
+// Strings reads what AppendStrings wrote (nil for none).
+func (r *Reader) Strings() []string { return r.d.strings() }
+
+// Rest returns the unread bytes (aliasing the input) and reads them all.
+func (r *Reader) Rest() []byte {
+	if r.d.err != nil {
+		return nil
+	}
+	b := r.d.b[r.d.off:]
+	r.d.off = len(r.d.b)
+	return b
+}
+
+// Slice reads n bytes and returns them aliasing the input.
+func (r *Reader) Slice(n int) []byte {
+	if r.d.err != nil || n < 0 || len(r.d.b)-r.d.off < n {
+		r.d.fail("bytes")
+		return nil
+	}
+	b := r.d.b[r.d.off : r.d.off+n : r.d.off+n]
+	r.d.off += n
+	return b
+}
 
 // Bytes fills dst.
 func (r *Reader) Bytes(dst []byte) { r.d.bytes(dst) }

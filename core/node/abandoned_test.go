@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/lockstep/lockstep/core/codec"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/node/nodetest"
@@ -27,7 +28,7 @@ type lossyForwarder struct {
 
 func (f lossyForwarder) Forward(ctx context.Context, leader node.Peer, cmd []byte) ([]byte, error) {
 	out, err := f.Forwarder.Forward(ctx, leader, cmd)
-	if c, derr := lock.DecodeCommand(cmd); derr == nil && (c.Op == lock.OpAcquire || c.Op == lock.OpAcquireMany) && c.ClientID == f.client {
+	if c, derr := codec.DecodeCommand(cmd); derr == nil && (c.Op == lock.OpAcquire || c.Op == lock.OpAcquireMany) && c.ClientID == f.client {
 		f.lost.Add(1)
 		time.Sleep(f.delay)
 		return nil, fmt.Errorf("reply lost (%v)", err)

@@ -87,10 +87,10 @@ type Config struct {
 	CommitTimeout    time.Duration
 	// NoBatchApply turns off raft's BatchApplyCh (on by default).
 	NoBatchApply bool
-	// ProposeWindow, when > 0, lets at most that many groups of proposals
-	// into raft at once; proposals arriving meanwhile go together as the
-	// next group (window.go). 0 sends each proposal as it comes.
-	ProposeWindow int
+	// ProposeDepth is how many entries the leader keeps in Raft at once;
+	// commands arriving while that many are in flight go together in the
+	// next entry (proposer.go). Zero keeps DefaultProposeDepth.
+	ProposeDepth int
 	// NoLeaderAfter is how long a command may find no leader to take it
 	// before the caller is told the group is unavailable.
 	NoLeaderAfter time.Duration
@@ -175,7 +175,13 @@ func (c *Config) setDefaults() {
 		c.MaxAppendEntries = 512
 	}
 	def(&c.CommitTimeout, 5*time.Millisecond)
+	if c.ProposeDepth <= 0 {
+		c.ProposeDepth = DefaultProposeDepth
+	}
 }
+
+// DefaultProposeDepth is Config.ProposeDepth's default.
+const DefaultProposeDepth = 2
 
 func (c *Config) validate() error {
 	if err := c.Bug.validate(); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/lockstep/lockstep/core/codec"
 	"github.com/lockstep/lockstep/core/lock"
 )
 
@@ -36,7 +37,8 @@ type fsm struct {
 	// snapshots and restores count Snapshot and Restore calls (guarded by
 	// mu), so a test can tell that snapshots were exercised.
 	snapshots, restores uint64
-	// timed makes Apply report stageTimes to proposers (Config.Stages set).
+	// timed makes Apply report stageTimes to proposers (Config.Stages or
+	// Config.Tracer set).
 	timed bool
 	// history keeps recent events for watchers (watch.go).
 	history *history
@@ -55,8 +57,9 @@ func newFSM(cfg lock.Config, n *notifier, onEvent func(lock.Event), historyLimit
 	return &fsm{state: st, notify: n, onEvent: onEvent, history: newHistory(historyLimit)}, nil
 }
 
-// applied is what an ApplyFuture's Response holds: the result, or why the
-// entry could not be read.
+// applied is the outcome of one command of an entry: the result, or why
+// it could not be read or applied. An ApplyFuture's Response is the
+// []applied of its entry, one per command in order.
 type applied struct {
 	res   lock.Result
 	err   error
@@ -79,44 +82,65 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		if l.Type != raft.LogCommand {
 			continue
 		}
-		cmd, err := lock.DecodeCommand(l.Data)
+		e, err := codec.DecodeEntry(l.Data)
 		if err != nil {
 			// A corrupt entry is skipped on every replica alike; failing the
-			// caller beats crashing the group.
-			out[i] = applied{err: fmt.Errorf("entry %d: %w", l.Index, err)}
+			// callers beats crashing the group.
+			out[i] = []applied{{err: fmt.Errorf("entry %d: %w", l.Index, err)}}
 			continue
 		}
-		term := l.Term
-		if f.wallClock != nil {
-			// BugWallClockExpiry: this replica's own clock, one endless "term".
-			term, cmd.Mono = 0, int64(f.wallClock.Now())
+		results := make([]applied, len(e.Commands))
+		var watched []lock.Event
+		for slot := range e.Commands {
+			results[slot], watched = f.applyCommand(l, e, slot, watched)
+			if f.timed {
+				results[slot].times = stageTimes{dispatched: l.AppendedAt, batchStart: batchStart, applied: time.Now()}
+			}
 		}
-		if f.broken != nil {
-			out[i] = applied{err: f.broken}
-			continue
-		}
-		res, events, err := f.applyEntry(lock.Entry{Index: l.Index, Term: term, Command: cmd})
-		if err != nil {
-			out[i] = applied{err: err}
-			continue
-		}
-		ap := applied{res: res}
-		if f.timed {
-			ap.times = stageTimes{dispatched: l.AppendedAt, batchStart: batchStart, applied: time.Now()}
-		}
-		out[i] = ap
-		f.history.record(l.Index, events)
-		if len(events) > 0 {
-			f.dispatch(l.Index, events)
-		}
-		if f.applied != nil {
-			f.applied(appliedEntry{index: l.Index, term: l.Term, cmd: &cmd, res: res, events: events})
-		}
-		if f.onApply != nil {
+		// One record per entry, after all its commands: a watcher reading
+		// between two commands would otherwise resume past the second.
+		f.history.record(l.Index, watched)
+		out[i] = results
+		if f.onApply != nil && f.broken == nil {
 			f.onApply(l.Index, l.Data, f.state)
 		}
 	}
 	return out
+}
+
+// applyCommand applies command slot of entry e, stored as log l, hands its
+// events on and appends the watchable ones to watched (lock.State reuses
+// its events slice, so they are copied).
+func (f *fsm) applyCommand(l *raft.Log, e codec.Entry, slot int, watched []lock.Event) (applied, []lock.Event) {
+	cmd, err := e.Command(slot)
+	if err != nil {
+		// Skipped on every replica alike, as a corrupt entry is.
+		return applied{err: fmt.Errorf("entry %d command %d: %w", l.Index, slot, err)}, watched
+	}
+	term := l.Term
+	if f.wallClock != nil {
+		// BugWallClockExpiry: this replica's own clock, one endless "term".
+		term, cmd.Mono = 0, int64(f.wallClock.Now())
+	}
+	if f.broken != nil {
+		return applied{err: f.broken}, watched
+	}
+	res, events, err := f.applyEntry(lock.Entry{Index: l.Index, Slot: slot, Term: term, Command: cmd})
+	if err != nil {
+		return applied{err: err}, watched
+	}
+	for _, ev := range events {
+		if watchable(ev.Kind) {
+			watched = append(watched, ev)
+		}
+	}
+	if len(events) > 0 {
+		f.dispatch(l.Index, events)
+	}
+	if f.applied != nil {
+		f.applied(appliedEntry{index: l.Index, term: l.Term, cmd: &cmd, res: res, events: events})
+	}
+	return applied{res: res}, watched
 }
 
 // applyEntry applies e; with onPanic set, a panic inside the state machine
@@ -144,7 +168,7 @@ func (f *fsm) dispatch(index uint64, events []lock.Event) {
 	f.notify.deliver(index, events)
 }
 
-// appliedEntry is one applied command entry: where it sits in the log
+// appliedEntry is one applied command: where its entry sits in the log
 // (term as stored, whatever the state machine was told), what it said and
 // what it did.
 type appliedEntry struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/lockstep/lockstep/core/codec"
 	"github.com/lockstep/lockstep/core/lock"
 )
 
@@ -86,10 +87,10 @@ func TestApplyPanicIsReported(t *testing.T) {
 		}
 	}
 	f.state = nil
-	tick := lock.AppendCommand(nil, &lock.Command{Op: lock.OpTick})
+	tick := codec.AppendCommand(nil, &lock.Command{Op: lock.OpTick})
 	out := f.ApplyBatch([]*raft.Log{{Index: 5, Type: raft.LogCommand, Data: tick}, {Index: 6, Type: raft.LogCommand, Data: tick}})
 	for i, o := range out {
-		if ap, ok := o.(applied); !ok || ap.err == nil {
+		if ap, ok := o.([]applied); !ok || len(ap) != 1 || ap[0].err == nil {
 			t.Errorf("entry %d answered %+v, want an error", 5+i, o)
 		}
 	}

@@ -31,10 +31,8 @@ type Node struct {
 	releases    chan lock.Command
 	attempts    attempts
 	done        chan struct{}
-	// applies counts the raft.Apply calls in progress (see applyLocal).
-	applies applyGate
-	// window groups proposals (Config.ProposeWindow); nil when off.
-	window *proposeWindow
+	// proposer gathers this leader's commands into entries (proposer.go).
+	proposer *proposer
 	// transfers remembers failed leadership transfers (transfer.go).
 	transfers transfers
 	// caughtUp is set once this process caught up with a read index
@@ -53,14 +51,10 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, peers: make(map[raft.ServerID]Peer), done: make(chan struct{}),
-		applies:  applyGate{idle: make(chan struct{})},
 		contacts: newContacts(raft.ServerID(cfg.ID)), incarnation: newIncarnation(cfg.LeaseIDs),
 		releases: make(chan lock.Command, releaseQueueLen)}
 	for _, p := range cfg.Peers {
 		n.peers[raft.ServerID(p.ID)] = p
-	}
-	if cfg.ProposeWindow > 0 {
-		n.window = &proposeWindow{depth: cfg.ProposeWindow}
 	}
 	n.notify = newNotifier(cfg.OnWake)
 	f, err := newFSM(cfg.Lock, n.notify, cfg.OnEvent, cfg.WatchHistory)
@@ -96,6 +90,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.raft = r
+	n.proposer = newProposer(r, cfg.ProposeDepth, n.stamp, cfg.ProposeTimeout, n.done)
 	n.watchContacts()
 	n.wg.Add(3)
 	go n.runTicker()
@@ -131,7 +126,10 @@ func (n *Node) Shutdown() error {
 	var err error
 	n.once.Do(func() {
 		close(n.done)
-		n.applies.closeAndWait()
+		// hashicorp/raft leaves an entry it took into its apply channel
+		// just before shutting down unanswered for ever: every entry handed
+		// to it resolves first, and the proposer sends none after done.
+		<-n.proposer.finished
 		n.wg.Wait()
 		err = n.raft.Shutdown().Error()
 		if c, ok := n.cfg.Transport.(raft.WithClose); ok {

@@ -199,15 +199,15 @@ func TestRestartedFollowerCatchesUpFromSnapshot(t *testing.T) {
 	})
 }
 
-// TestProposeWindowUnderLoad: goal — with proposals grouped (window 1),
-// concurrent acquires on the leader and through a follower are all granted
-// with distinct tokens, and a node shut down while proposals queue behind
-// a group in flight returns instead of hanging. Method: 3 nodes, 40
-// concurrent acquires of 40 resources, then 20 more with the leader shut
-// down under them; virtual time.
-func TestProposeWindowUnderLoad(t *testing.T) {
+// TestProposeDepthUnderLoad: goal — with one entry in raft at a time (the
+// most batching), concurrent acquires on the leader and through a follower
+// are all granted with distinct tokens, and a node shut down while
+// commands queue behind an entry in flight returns instead of hanging.
+// Method: 3 nodes, 40 concurrent acquires of 40 resources, then 20 more
+// with the leader shut down under them; virtual time.
+func TestProposeDepthUnderLoad(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := nodetest.New(t, 3, func(cfg *node.Config) { cfg.ProposeWindow = 1 })
+		c := nodetest.New(t, 3, func(cfg *node.Config) { cfg.ProposeDepth = 1 })
 		ctx := context.Background()
 		lead := c.Leader()
 		var wg sync.WaitGroup

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lockstep/lockstep/core/codec"
 	"github.com/lockstep/lockstep/core/lock"
 )
 
@@ -41,7 +41,10 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 			}
 		}()
 	}
-	var buf []byte
+	// Encoded once, here: these bytes are what a leader (this node or
+	// another) puts in its entry and every replica's state machine reads.
+	// Mono and Suspects stay zero: the leader stamps the entry instead.
+	buf := codec.AppendCommand(nil, &cmd)
 	var lost time.Time // since when no leader could be reached
 	for attempt := 0; ; attempt++ {
 		select {
@@ -50,7 +53,7 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 		default:
 		}
 		if n.raft.State() == raft.Leader {
-			res, err := n.applyLocal(ctx, cmd)
+			res, err := n.applyLocal(ctx, buf)
 			// A leader handing the group over takes no entries for up to
 			// an election timeout, like a group electing one: wait for the
 			// outcome instead of failing a request raft surely refused.
@@ -58,16 +61,13 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 				return res, err
 			}
 		} else if leader, ok := n.Leader(); ok && leader.ID != n.cfg.ID {
-			if buf == nil {
-				buf = lock.AppendCommand(nil, &cmd)
-			}
 			sent := time.Now()
 			fctx, fspan := n.startForward(ctx, leader)
 			out, err := n.forward(fctx, leader, &cmd, buf)
 			endSpan(fspan, err)
 			n.stageSince(StageForward, sent)
 			if err == nil {
-				res, derr := decodeResult(out)
+				res, derr := codec.DecodeResult(out)
 				if derr != nil {
 					return lock.Result{}, fmt.Errorf("%w: leader reply: %w", ErrIndeterminate, derr)
 				}
@@ -99,121 +99,49 @@ func (n *Node) propose(ctx context.Context, cmd lock.Command) (res lock.Result, 
 	}
 }
 
-// applyLocal appends cmd to the log on this leader, stamped with this
-// node's monotonic clock and the members it cannot reach, and waits for it
-// to apply.
-func (n *Node) applyLocal(ctx context.Context, cmd lock.Command) (_ lock.Result, err error) {
-	// hashicorp/raft leaves an entry it took into its apply channel just
-	// before shutting down unanswered for ever; Shutdown waits for every
-	// apply in progress, and none starts after it.
-	if !n.applies.enter() {
-		return lock.Result{}, ErrShutdown
-	}
-	defer n.applies.leave()
+// applyLocal appends cmd (encoded) to the log on this leader, in the next
+// entry its proposer sends (stamped with this node's monotonic clock and
+// the members it cannot reach), and waits for it to apply.
+func (n *Node) applyLocal(ctx context.Context, cmd []byte) (_ lock.Result, err error) {
 	ctx, span := n.startNodeSpan(ctx, "raft.apply", trace.SpanKindInternal)
 	defer func() { endSpan(span, err) }()
-	cmd.Mono = int64(n.cfg.Clock.Now())
-	if !n.bug(BugOrphanWaiters) {
-		cmd.Suspects = n.contacts.suspects(time.Now(), n.cfg.UnreachableAfter)
-	}
-	timeout := n.cfg.ProposeTimeout
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl); left < timeout {
-			timeout = left
-		}
-	}
-	if timeout <= 0 {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= 0 {
 		return lock.Result{}, fmt.Errorf("%w: deadline passed before proposing", ErrUnavailable)
 	}
-	called := time.Now()
-	data := lock.AppendCommand(nil, &cmd)
-	var f raft.ApplyFuture
-	if n.window != nil {
-		f = n.window.apply(n.raft, data, timeout)
-	} else {
-		f = n.raft.Apply(data, timeout)
+	submitted := time.Now()
+	out := n.proposer.submit(ctx, cmd)
+	if out.err != nil {
+		return lock.Result{}, out.err
 	}
-	err = f.Error()
-	returned := time.Now()
-	if err != nil {
-		switch {
-		case errors.Is(err, raft.ErrNotLeader):
-			return lock.Result{}, ErrNotLeader
-		case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrLeadershipTransferInProgress):
-			// Both refuse the entry before it reaches the log (a leader
-			// handing its group over takes no new entries), so the command
-			// surely did not apply.
-			return lock.Result{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
-		default:
-			return lock.Result{}, fmt.Errorf("%w: %w", ErrIndeterminate, err)
-		}
+	n.observeApply(submitted, out.returned, out.ap.times)
+	n.traceApply(ctx, span, submitted, out.ap.times)
+	return out.ap.res, out.ap.err
+}
+
+// stamp is what this leader adds to each entry it proposes.
+func (n *Node) stamp() codec.Stamp {
+	s := codec.Stamp{Mono: int64(n.cfg.Clock.Now())}
+	if !n.bug(BugOrphanWaiters) {
+		s.Suspects = n.contacts.suspects(time.Now(), n.cfg.UnreachableAfter)
 	}
-	ap, ok := f.Response().(applied)
-	if !ok {
-		return lock.Result{}, fmt.Errorf("%w: unexpected apply response %T", ErrIndeterminate, f.Response())
-	}
-	n.observeApply(called, returned, ap.times)
-	n.traceApply(ctx, span, called, ap.times)
-	return ap.res, ap.err
+	return s
 }
 
 // ServeForward applies a command forwarded by another member. It refuses
-// with ErrNotLeader unless this node leads, so the sender may retry.
+// with ErrNotLeader unless this node leads, so the sender may retry. The
+// command goes into the log as the sender encoded it.
 func (n *Node) ServeForward(ctx context.Context, encoded []byte) (_ []byte, err error) {
 	defer n.stageSince(StageServeForward, time.Now())
 	ctx, span := n.startNodeSpan(ctx, "node.serve_forward", trace.SpanKindServer)
 	defer func() { endSpan(span, err) }()
-	cmd, err := lock.DecodeCommand(encoded)
-	if err != nil {
-		return nil, err
-	}
 	if n.raft.State() != raft.Leader {
 		return nil, ErrNotLeader
 	}
-	res, err := n.applyLocal(ctx, cmd)
+	res, err := n.applyLocal(ctx, encoded)
 	if err != nil {
 		return nil, err
 	}
-	return appendResult(nil, &res), nil
-}
-
-// applyGate counts applies in progress and, once closed, admits no more and
-// lets the closer wait for the last to leave. It waits on a channel, not a
-// lock, so a waiter inside a testing/synctest bubble is durably blocked and
-// virtual time can run on to finish the applies it waits for.
-type applyGate struct {
-	mu     sync.Mutex
-	closed bool
-	active int
-	idle   chan struct{} // closed once closed and no apply is active
-}
-
-func (g *applyGate) enter() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return false
-	}
-	g.active++
-	return true
-}
-
-func (g *applyGate) leave() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.active--; g.closed && g.active == 0 {
-		close(g.idle)
-	}
-}
-
-func (g *applyGate) closeAndWait() {
-	g.mu.Lock()
-	g.closed = true
-	if g.active == 0 {
-		close(g.idle)
-	}
-	g.mu.Unlock()
-	<-g.idle
+	return codec.AppendResult(nil, &res), nil
 }
 
 // forward sends cmd to leader. A leader that died holds a forward until the

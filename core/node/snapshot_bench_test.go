@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/lockstep/lockstep/core/codec"
 	"github.com/lockstep/lockstep/core/lock"
 )
 
@@ -21,10 +22,10 @@ func fillFSM(tb testing.TB, f *fsm, n int) {
 		cmd.Resource = fmt.Sprintf("res-%07d", i)
 		cmd.LeaseID = lock.LeaseID{0xB0, byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}
 		cmd.Mono = int64(i) * int64(time.Microsecond)
-		batch = append(batch, &raft.Log{Index: uint64(i) + 1, Term: 1, Type: raft.LogCommand, Data: lock.AppendCommand(nil, &cmd)})
+		batch = append(batch, &raft.Log{Index: uint64(i) + 1, Term: 1, Type: raft.LogCommand, Data: codec.AppendCommand(nil, &cmd)})
 		if len(batch) == cap(batch) || i == n-1 {
 			for _, r := range f.ApplyBatch(batch) {
-				if ap := r.(applied); ap.err != nil || !ap.res.Granted {
+				if ap := r.([]applied)[0]; ap.err != nil || !ap.res.Granted {
 					tb.Fatalf("acquire %d: %+v", i, ap)
 				}
 			}
@@ -52,7 +53,7 @@ func renewBatch(n int, first uint64) []*raft.Log {
 		i := j * (n / len(batch))
 		cmd := lock.Command{Op: lock.OpRenew, Resource: fmt.Sprintf("res-%07d", i), TTLMs: 60_000,
 			LeaseID: lock.LeaseID{0xB0, byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}, Mono: int64(n) * int64(time.Microsecond)}
-		batch[j] = &raft.Log{Index: first + uint64(j), Term: 1, Type: raft.LogCommand, Data: lock.AppendCommand(nil, &cmd)}
+		batch[j] = &raft.Log{Index: first + uint64(j), Term: 1, Type: raft.LogCommand, Data: codec.AppendCommand(nil, &cmd)}
 	}
 	return batch
 }
@@ -101,7 +102,7 @@ func benchSnapshot(b *testing.B, n int, snapshots bool) {
 		next += uint64(len(batch))
 		start := time.Now()
 		for _, r := range f.ApplyBatch(batch) {
-			if ap := r.(applied); ap.err != nil || ap.res.Code != lock.OK {
+			if ap := r.([]applied)[0]; ap.err != nil || ap.res.Code != lock.OK {
 				b.Fatalf("renew: %+v", ap)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/lockstep/lockstep/core/codec"
 	"github.com/lockstep/lockstep/core/lock"
 )
 
@@ -31,7 +32,7 @@ func (n *Node) runTicker() {
 		due, until := n.tickDue()
 		if due {
 			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ProposeTimeout)
-			_, err := n.applyLocal(ctx, lock.Command{Op: lock.OpTick})
+			_, err := n.applyLocal(ctx, codec.AppendCommand(nil, &lock.Command{Op: lock.OpTick}))
 			cancel()
 			if err != nil {
 				n.cfg.Logger.Debug("tick not applied", "node", n.cfg.ID, "err", err)

@@ -1,4 +1,4 @@
-package node
+package codec
 
 import (
 	"bytes"
@@ -35,8 +35,8 @@ func TestResultRoundTrip(t *testing.T) {
 			Leases: []lock.Lease{{ID: leaseID('m'), Token: 3}, {ID: lock.ManyLeaseID(leaseID('m'), 1), Token: 4, ClientID: "c"}}},
 	}
 	for i, res := range results {
-		enc := appendResult([]byte("prefix"), &res)[len("prefix"):]
-		got, err := decodeResult(enc)
+		enc := AppendResult([]byte("prefix"), &res)[len("prefix"):]
+		got, err := DecodeResult(enc)
 		if err != nil {
 			t.Fatalf("result %d: %v", i, err)
 		}
@@ -44,16 +44,16 @@ func TestResultRoundTrip(t *testing.T) {
 			t.Errorf("result %d round trip\n got  %+v %+v\n want %+v %+v", i, got, got.Status, res, res.Status)
 		}
 		for n := 0; n < len(enc); n++ {
-			if _, err := decodeResult(enc[:n]); !errors.Is(err, lock.ErrCorrupt) {
+			if _, err := DecodeResult(enc[:n]); !errors.Is(err, lock.ErrCorrupt) {
 				t.Errorf("result %d truncated to %d of %d bytes: err %v", i, n, len(enc), err)
 			}
 		}
 		wrong := bytes.Clone(enc)
 		wrong[0]++
-		if _, err := decodeResult(wrong); !errors.Is(err, lock.ErrCorrupt) {
+		if _, err := DecodeResult(wrong); !errors.Is(err, lock.ErrCorrupt) {
 			t.Errorf("result %d with version %d: err %v", i, wrong[0], err)
 		}
-		if _, err := decodeResult(append(enc, 9)); !errors.Is(err, lock.ErrCorrupt) || !strings.Contains(err.Error(), ": 1 trailing bytes") {
+		if _, err := DecodeResult(append(enc, 9)); !errors.Is(err, lock.ErrCorrupt) || !strings.Contains(err.Error(), ": 1 trailing bytes") {
 			t.Errorf("result %d with a trailing byte: err %v", i, err)
 		}
 	}
@@ -63,10 +63,10 @@ func TestResultRoundTrip(t *testing.T) {
 // writes version 1 (no Leases, no Blocked) decodes. Method: a version-2
 // encoding cut to what version 1 holds, its version byte set to 1.
 func TestResultVersion1Decodes(t *testing.T) {
-	v1 := appendResult(nil, &lock.Result{Queued: true, Position: 2})
+	v1 := AppendResult(nil, &lock.Result{Queued: true, Position: 2})
 	v1 = v1[:len(v1)-2] // no leases, empty blocked: what version 1 lacks
 	v1[0] = 1
-	if old, err := decodeResult(v1); err != nil || !old.Queued || old.Position != 2 {
+	if old, err := DecodeResult(v1); err != nil || !old.Queued || old.Position != 2 {
 		t.Fatalf("version-1 result: %+v, %v", old, err)
 	}
 }

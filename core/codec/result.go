@@ -1,4 +1,4 @@
-package node
+package codec
 
 import (
 	"encoding/binary"
@@ -7,13 +7,14 @@ import (
 	"github.com/lockstep/lockstep/core/lock"
 )
 
-// The body of a successful forward reply: the leader's lock.Result in this
-// binary form. resultVersion 1 lacked Leases and Blocked; it still decodes,
-// so members of both versions can forward to each other during an upgrade.
+// A result is what applying one command answered, as a leader sends it back
+// to the member that forwarded the command. resultVersion 1 lacked Leases
+// and Blocked; it still decodes, so members of both versions can forward to
+// each other during an upgrade.
 const resultVersion = 2
 
-// appendResult appends the binary form of res.
-func appendResult(buf []byte, res *lock.Result) []byte {
+// AppendResult appends the binary form of res.
+func AppendResult(buf []byte, res *lock.Result) []byte {
 	flags := byte(0)
 	if res.Granted {
 		flags |= 1
@@ -50,8 +51,8 @@ func appendResult(buf []byte, res *lock.Result) []byte {
 	return lock.AppendString(buf, res.Blocked)
 }
 
-// decodeResult parses what appendResult wrote; damage is lock.ErrCorrupt.
-func decodeResult(b []byte) (lock.Result, error) {
+// DecodeResult parses what AppendResult wrote; damage is lock.ErrCorrupt.
+func DecodeResult(b []byte) (lock.Result, error) {
 	var res lock.Result
 	r := lock.NewReader(b)
 	v := r.Byte()

@@ -3,100 +3,10 @@ package lock
 import (
 	"bytes"
 	"errors"
-	"reflect"
 	"slices"
 	"testing"
 	"time"
-
-	"pgregory.net/rapid"
 )
-
-// anyCommand draws commands over the whole input space, not only valid
-// ones: the codec must carry any bytes the proposer wrote.
-func anyCommand() *rapid.Generator[Command] {
-	return rapid.Custom(func(t *rapid.T) Command {
-		var id, owner LeaseID
-		copy(id[:], rapid.SliceOfN(rapid.Byte(), 16, 16).Draw(t, "lease"))
-		copy(owner[:], rapid.SliceOfN(rapid.Byte(), 16, 16).Draw(t, "owner"))
-		return Command{
-			Op:          Op(rapid.Uint8().Draw(t, "op")),
-			Mono:        rapid.Int64().Draw(t, "mono"),
-			Resource:    string(rapid.SliceOfN(rapid.Byte(), 0, 300).Draw(t, "resource")),
-			ClientID:    rapid.String().Draw(t, "client"),
-			RequestID:   rapid.StringN(0, 10, -1).Draw(t, "request"),
-			LeaseID:     id,
-			Mode:        Mode(rapid.Uint8().Draw(t, "mode")),
-			Policy:      Policy(rapid.Uint8().Draw(t, "policy")),
-			TTLMs:       rapid.Int64().Draw(t, "ttl"),
-			WaitMs:      rapid.Int64().Draw(t, "wait"),
-			Owner:       owner,
-			Host:        rapid.StringN(0, 8, -1).Draw(t, "host"),
-			Incarnation: rapid.Uint64().Draw(t, "incarnation"),
-			Suspects:    rapid.SliceOfN(rapid.StringN(0, 4, -1), 0, 3).Draw(t, "suspects"),
-			CallerGone:  rapid.Bool().Draw(t, "callerGone"),
-			Quota: Quota{Held: rapid.Uint32().Draw(t, "qheld"), Queued: rapid.Uint32().Draw(t, "qqueued"),
-				ClientHeld: rapid.Uint32().Draw(t, "qcheld"), ClientQueued: rapid.Uint32().Draw(t, "qcqueued")},
-		}
-	})
-}
-
-// TestCommandRoundTrip encodes random commands, also after a prefix already
-// in the buffer, and requires decoding to give them back exactly.
-func TestCommandRoundTrip(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		cmd := anyCommand().Draw(t, "cmd")
-		prefix := rapid.SliceOfN(rapid.Byte(), 0, 8).Draw(t, "prefix")
-		buf := AppendCommand(bytes.Clone(prefix), &cmd)
-		if !bytes.Equal(buf[:len(prefix)], prefix) {
-			t.Fatalf("AppendCommand overwrote the prefix")
-		}
-		got, err := DecodeCommand(buf[len(prefix):])
-		if err != nil {
-			t.Fatalf("decode: %v", err)
-		}
-		if len(cmd.Suspects) == 0 {
-			cmd.Suspects = nil // decoding gives nil for none
-		}
-		if !reflect.DeepEqual(got, cmd) {
-			t.Fatalf("round trip\n got  %+v\n want %+v", got, cmd)
-		}
-	})
-}
-
-// TestDecodeCommandCorrupt feeds every truncation of valid encodings, a
-// trailing byte, a wrong version and an oversized length, and requires
-// ErrCorrupt for each.
-func TestDecodeCommandCorrupt(t *testing.T) {
-	cmds := []Command{
-		{},
-		acq("resource", 'a', Exclusive, 100, 5),
-		as(acq("r", 'b', Shared, 1, 0), "client", "request"),
-		{Op: OpTick, Mono: -1 << 62},
-	}
-	for _, cmd := range cmds {
-		enc := AppendCommand(nil, &cmd)
-		for n := 0; n < len(enc); n++ {
-			if _, err := DecodeCommand(enc[:n]); !errors.Is(err, ErrCorrupt) {
-				t.Errorf("%v truncated to %d of %d bytes: err %v, want ErrCorrupt", cmd.Op, n, len(enc), err)
-			}
-		}
-		if _, err := DecodeCommand(append(bytes.Clone(enc), 0)); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%v with a trailing byte: err %v, want ErrCorrupt", cmd.Op, err)
-		}
-		wrong := bytes.Clone(enc)
-		wrong[0] = commandVersion + 1
-		if _, err := DecodeCommand(wrong); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%v with version %d: err %v, want ErrCorrupt", cmd.Op, wrong[0], err)
-		}
-	}
-	// A resource length of 2^63 followed by nothing must not allocate or panic.
-	huge := AppendCommand(nil, &Command{})
-	huge = huge[:len(huge)-3] // drop the three empty string lengths
-	huge = append(huge, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01)
-	if _, err := DecodeCommand(huge); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("oversized string length: err %v, want ErrCorrupt", err)
-	}
-}
 
 // snapshotSeeds returns snapshots of a few states with holders, shared
 // holders, queues and dedupe entries, for corruption tests and fuzz seeds.
@@ -207,45 +117,6 @@ func TestRestoreRejectsBrokenInvariants(t *testing.T) {
 			}
 		})
 	}
-}
-
-// fuzzCommandSeeds are encodings of typical commands.
-func fuzzCommandSeeds() [][]byte {
-	cmds := []Command{
-		acq("orders/42", 'a', Exclusive, 30_000, 0),
-		as(acq("r", 'b', Shared, 1, 600_000), "client", "req-1"),
-		renew("r", 'a', 0),
-		rel("r", 'a'),
-		cancel("r", 'b'),
-		status("r"),
-		{Op: OpTick, Mono: 1 << 40},
-	}
-	var seeds [][]byte
-	for i := range cmds {
-		seeds = append(seeds, AppendCommand(nil, &cmds[i]))
-	}
-	return append(seeds, nil, []byte{commandVersion})
-}
-
-// FuzzDecodeCommand requires decoding arbitrary bytes never to panic, to fail
-// only with ErrCorrupt, and whatever decodes to survive re-encoding.
-func FuzzDecodeCommand(f *testing.F) {
-	for _, seed := range fuzzCommandSeeds() {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		cmd, err := DecodeCommand(b)
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error %v does not wrap ErrCorrupt", err)
-			}
-			return
-		}
-		again, err := DecodeCommand(AppendCommand(nil, &cmd))
-		if err != nil || !reflect.DeepEqual(again, cmd) {
-			t.Fatalf("re-encoding %+v gave %+v, %v", cmd, again, err)
-		}
-	})
 }
 
 // FuzzRestore requires restoring arbitrary bytes never to panic, to leave
