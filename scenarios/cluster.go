@@ -12,6 +12,7 @@ import (
 
 	"github.com/pingcap/failpoint"
 
+	"github.com/lockstep/lockstep/core/forward"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/placement"
@@ -194,11 +195,12 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	if err != nil {
 		return err
 	}
+	ml := c.net.NewMemberLink(m.id)
+	fwd := forward.New(ml, nil)
 	n, err := node.New(node.Config{
 		ID: m.id, Peers: m.peers, Clock: m.clock, Bootstrap: bootstrap,
-		Transport: tr, Stores: stores,
-		Forwarder: node.NewHTTPForwarder(&sim.HTTPTransport{Net: c.net, From: m.id}),
-		LeaseIDs:  m.leaseID, Bug: c.bug,
+		Transport: tr, Stores: stores, Forwarder: fwd.For(0),
+		LeaseIDs: m.leaseID, Bug: c.bug,
 		SnapshotThreshold: c.snap.Threshold, TrailingLogs: c.snap.TrailingLogs,
 		SnapshotInterval: time.Duration(c.snap.IntervalMs) * time.Millisecond,
 		OnEvent:          func(ev lock.Event) { c.rec.event(m.id, m.group, ev) },
@@ -214,11 +216,9 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 		_ = tr.Close()
 		return fmt.Errorf("start %s: %w", m.id, err)
 	}
-	// The node's public API and its member port, as lockd serves them.
-	c.net.HandleHTTP(m.id, map[string]http.Handler{
-		apiPort: server.New(shard.Single(n), server.Config{}).Handler(),
-		"":      n.ForwardHandler(),
-	})
+	// The node's public API and its member link, as lockd serves them.
+	fwd.Serve(0, n)
+	c.net.HandleMember(m.id, map[string]http.Handler{apiPort: server.New(shard.Single(n), server.Config{}).Handler()}, ml)
 	c.rec.started(m.id, n.Incarnation())
 	c.mu.Lock()
 	m.node, m.transports = n, []*sim.Transport{tr}

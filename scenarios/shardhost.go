@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
+	"github.com/lockstep/lockstep/core/forward"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/server"
@@ -19,20 +19,13 @@ import (
 // metadata group 0 and lock shards 1..N) share the member's network
 // identity. Each group has its own Raft transport on the member's id
 // (sim.NewGroupTransport), so a partition, pause or crash of the member
-// hits every group alike; forwarded commands reach the leader's member
-// address on the group's own forward port, as core/mux routes them by
-// group on the one member port.
-
-// forwardPortBase + g is the simulated port of group g's forwarded
-// commands on every member.
-const forwardPortBase = 7100
+// hits every group alike; forwarded commands travel over the member's link
+// (sim.MemberLink) with core/forward, the code lockd runs.
 
 // spreadInterval is how often a simulated member checks it leads no more
 // than its share of the lock shards (lockd's default is 2 s; shorter here
 // so leaders spread again between a scenario's faults).
 const spreadInterval = 500 * time.Millisecond
-
-func forwardPort(g uint64) string { return strconv.Itoa(forwardPortBase + int(g)) }
 
 // replica names member's replica of group g in the recorder, which
 // numbers each replica's events per log index (indexes repeat across
@@ -54,12 +47,12 @@ func (c *Cluster) startHost(m *member, bootstrap bool) error {
 			return shard.Env{}, fmt.Errorf("group %d transport: %w", g, err)
 		}
 		transports = append(transports, tr)
-		fwd := node.NewHTTPForwarder(&sim.HTTPTransport{Net: c.net, From: m.id, Port: forwardPort(g)})
-		return shard.Env{Transport: tr, Stores: c.groupStores(m, g), Forwarder: fwd}, nil
+		return shard.Env{Transport: tr, Stores: c.groupStores(m, g)}, nil
 	}
+	ml := c.net.NewMemberLink(m.id)
 	h, err := shard.Start(shard.Config{
 		ID: m.id, Peers: m.peers, APIAddr: net.JoinHostPort(m.id, apiPort), Shards: c.shards,
-		Bootstrap: bootstrap, Env: env, Node: c.nodeTemplate(m), Tune: c.hooks(m),
+		Bootstrap: bootstrap, Env: env, Forward: forward.New(ml, nil), Node: c.nodeTemplate(m), Tune: c.hooks(m),
 		SpreadInterval: spreadInterval,
 	})
 	if err != nil {
@@ -68,11 +61,7 @@ func (c *Cluster) startHost(m *member, bootstrap bool) error {
 		}
 		return fmt.Errorf("start %s: %w", m.id, err)
 	}
-	ports := map[string]http.Handler{apiPort: server.New(h, server.Config{}).Handler()}
-	for g := 0; g <= c.shards; g++ {
-		ports[forwardPort(uint64(g))] = h.ForwardHandler(uint64(g))
-	}
-	c.net.HandleHTTP(m.id, ports)
+	c.net.HandleMember(m.id, map[string]http.Handler{apiPort: server.New(h, server.Config{}).Handler()}, ml)
 	for g := 1; g <= c.shards; g++ {
 		if n, ok := h.Group(g); ok {
 			c.rec.started(replica(m.id, uint64(g)), n.Incarnation())

@@ -22,11 +22,24 @@ import (
 // goes to byPort[port], one for plain "id" to byPort[""]. A nil map
 // removes the node (a crash).
 func (n *Network) HandleHTTP(id string, byPort map[string]http.Handler) {
+	n.HandleMember(id, byPort, nil)
+}
+
+// HandleMember serves node id as a member does: HTTP requests as
+// HandleHTTP does, and the requests of its link l (nil: none). A nil map
+// removes the node (a crash).
+func (n *Network) HandleMember(id string, byPort map[string]http.Handler, l *MemberLink) {
 	if byPort == nil {
 		n.Handle(id, nil)
 		return
 	}
 	n.Handle(id, func(ctx context.Context, _ string, raw []byte) ([]byte, error) {
+		if len(raw) > 0 && raw[0] == linkMagic {
+			if l == nil {
+				return nil, fmt.Errorf("sim: %s serves no link", id)
+			}
+			return l.serve(ctx, raw)
+		}
 		req, err := http.ReadRequest(wireReader(raw))
 		if err != nil {
 			return nil, fmt.Errorf("sim http: bad request: %w", err)

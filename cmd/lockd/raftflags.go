@@ -20,17 +20,16 @@ type raftArgs struct {
 // commitPathArgs are the Raft batching and replication knobs issue 16
 // measured one at a time (EXPERIMENTS.md, "Commit-path levers").
 type commitPathArgs struct {
-	maxAppendEntries, rpcsInFlight, logCache, proposeDepth int
-	commitTimeout                                           time.Duration
-	noBatchApply                                            bool
-	walMode                                                 string
+	maxAppendEntries, logCache, proposeDepth int
+	commitTimeout                            time.Duration
+	noBatchApply                             bool
+	walMode                                  string
 }
 
 func (a *commitPathArgs) register(fs *flag.FlagSet) {
 	fs.IntVar(&a.maxAppendEntries, "max-append-entries", 0, "Raft: most entries per AppendEntries and per leader log write, 1..1024 (0: node default 512)")
 	fs.DurationVar(&a.commitTimeout, "commit-timeout", 0, "Raft: idle time before the leader re-sends AppendEntries to carry the commit index (0: node default 5ms)")
 	fs.BoolVar(&a.noBatchApply, "no-batch-apply", false, "Raft: turn off BatchApplyCh (proposals then reach the leader loop one by one)")
-	fs.IntVar(&a.rpcsInFlight, "raft-rpcs-in-flight", 0, "Raft transport: AppendEntries in flight per follower; >= 2 turns hashicorp/raft's pipeline replication on (0: 1, off: v1.7.2's pipeline can wedge a follower, grafana/pyroscope#5518)")
 	fs.IntVar(&a.logCache, "raft-log-cache", 0, "Raft: keep this many recent entries in a raft.LogCache in front of the log store (0: none)")
 	fs.IntVar(&a.proposeDepth, "propose-depth", 0, "entries a shard's leader keeps in Raft at once; commands arriving while that many are in flight go together in the next entry (0: node default 2)")
 	fs.StringVar(&a.walMode, "wal-mode", string(lockd.WALPerGroup), "per-group (a WAL per Raft group) or shared (one WAL per member, one fdatasync for the groups writing at once; needs --log-store wal); fixed once the data dir exists")
@@ -42,8 +41,8 @@ func (a *commitPathArgs) check() error {
 		return errors.New("--max-append-entries must be in 1..1024 (or 0 for the default)")
 	case a.commitTimeout != 0 && a.commitTimeout < time.Millisecond:
 		return errors.New("--commit-timeout must be at least 1ms")
-	case a.rpcsInFlight < 0 || a.logCache < 0 || a.proposeDepth < 0:
-		return errors.New("--raft-rpcs-in-flight, --raft-log-cache and --propose-depth must be >= 0")
+	case a.logCache < 0 || a.proposeDepth < 0:
+		return errors.New("--raft-log-cache and --propose-depth must be >= 0")
 	case a.walMode != string(lockd.WALPerGroup) && a.walMode != string(lockd.WALShared):
 		return errors.New("--wal-mode must be per-group or shared")
 	}
@@ -53,7 +52,7 @@ func (a *commitPathArgs) check() error {
 // member copies the knobs that live outside node.Config (transport, log
 // store) into the member's options.
 func (a *commitPathArgs) member(o *lockd.Options) {
-	o.RaftRPCsInFlight, o.LogCache = a.rpcsInFlight, a.logCache
+	o.LogCache = a.logCache
 	o.WALMode = lockd.WALMode(a.walMode)
 }
 

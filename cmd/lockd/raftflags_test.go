@@ -15,16 +15,16 @@ import (
 // command lines and read the results.
 func TestCommitPathFlags(t *testing.T) {
 	knobs := []string{"--max-append-entries", "64", "--commit-timeout", "20ms", "--no-batch-apply",
-		"--raft-rpcs-in-flight", "1", "--raft-log-cache", "256"}
+		"--raft-log-cache", "256", "--propose-depth", "3"}
 	check := func(what string, tune func(*node.Config), opts lockd.Options) {
 		t.Helper()
 		var c node.Config
 		tune(&c)
-		if c.MaxAppendEntries != 64 || c.CommitTimeout != 20*time.Millisecond || !c.NoBatchApply {
+		if c.MaxAppendEntries != 64 || c.CommitTimeout != 20*time.Millisecond || !c.NoBatchApply || c.ProposeDepth != 3 {
 			t.Errorf("%s: node config %+v", what, c)
 		}
-		if opts.RaftRPCsInFlight != 1 || opts.LogCache != 256 {
-			t.Errorf("%s: options in flight %d, log cache %d", what, opts.RaftRPCsInFlight, opts.LogCache)
+		if opts.LogCache != 256 {
+			t.Errorf("%s: options log cache %d", what, opts.LogCache)
 		}
 	}
 	member := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170", "--insecure"}
@@ -42,7 +42,7 @@ func TestCommitPathFlags(t *testing.T) {
 	check("dev", devOpts.Tune, devOpts)
 
 	for _, bad := range [][]string{
-		{"--max-append-entries", "2000"}, {"--commit-timeout", "100us"}, {"--raft-rpcs-in-flight", "-1"},
+		{"--max-append-entries", "2000"}, {"--commit-timeout", "100us"}, {"--raft-log-cache", "-1"}, {"--propose-depth", "-1"},
 	} {
 		if _, err := parseDev(bad); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("dev %v: %v, want an error naming %s", bad, err, bad[0])

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -79,11 +78,9 @@ type Options struct {
 	// PprofAddr, when set, serves net/http/pprof there (loopback only,
 	// pprof.go); "" is off.
 	PprofAddr string
-	// RaftRPCsInFlight is the Raft transports' MaxRPCsInFlight (0: 1, no
-	// pipelining; see defaultRPCsInFlight). LogCache, when positive, puts a
-	// raft.LogCache of that many entries in front of each group's log store.
-	RaftRPCsInFlight int
-	LogCache         int
+	// LogCache, when positive, puts a raft.LogCache of that many entries in
+	// front of each group's log store.
+	LogCache int
 	// ACLBootstrapToken, when set, turns ACLs on for the whole cluster
 	// with this secret as the first admin token (acl.go); harmless on
 	// restart and on every member.
@@ -166,11 +163,10 @@ func Start(opts Options) (_ *Member, err error) {
 			_ = flushTraces(context.Background())
 		}
 	}()
-	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.RaftLogs, opts.TLS)
+	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.TLS, opts.Tracer)
 	if err != nil {
 		return nil, err
 	}
-	members.rpcsInFlight = cmp.Or(opts.RaftRPCsInFlight, defaultRPCsInFlight)
 	ln, err := net.Listen("tcp", opts.HTTPAddr)
 	if err != nil {
 		_ = members.Close()
@@ -197,7 +193,6 @@ func Start(opts Options) (_ *Member, err error) {
 		_ = members.Close()
 		return nil, err
 	}
-	var host atomic.Pointer[shard.Host]
 	env := func(g uint64) (shard.Env, error) {
 		dir := filepath.Join(opts.DataDir, groupDir(g))
 		// Local: env runs once per group, after Start's own err is done with.
@@ -219,27 +214,12 @@ func Start(opts Options) (_ *Member, err error) {
 			}
 			stores.Log = cache
 		}
-		trans, err := members.transport(g)
+		trans, err := members.raft.Transport(g)
 		if err != nil {
 			_ = stores.Close()
 			return shard.Env{}, err
 		}
-		err = members.serveForwards(g, opts.Tracer.Propagate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h := host.Load()
-			if h == nil {
-				node.WriteForwardError(w, fmt.Errorf("%w: member starting", node.ErrUnavailable))
-				return
-			}
-			h.ForwardHandler(g).ServeHTTP(w, r)
-		})))
-		if err != nil {
-			_ = trans.Close()
-			_ = stores.Close()
-			return shard.Env{}, err
-		}
-		fw := members.forwarder(g)
-		fw.Client.Transport = opts.Tracer.Transport(fw.Client.Transport)
-		return shard.Env{Transport: trans, Stores: stores, Forwarder: fw}, nil
+		return shard.Env{Transport: trans, Stores: stores}, nil
 	}
 	recorder := stages.New()
 	tmpl := node.Config{Lock: opts.Lock, Clock: node.NewMonotonicClock(), Logger: opts.Logger, RaftLogs: opts.RaftLogs,
@@ -250,7 +230,7 @@ func Start(opts Options) (_ *Member, err error) {
 	front.tune(&tmpl)
 	h, err := shard.Start(shard.Config{
 		ID: opts.ID, Peers: opts.Peers, APIAddr: cmp.Or(opts.AdvertiseHTTP, ln.Addr().String()), Shards: opts.Shards, Bootstrap: opts.Bootstrap,
-		Env: env, Node: tmpl, OnShards: func(n int) error { return keepShards(opts.DataDir, n) },
+		Env: env, Forward: members.forward, Node: tmpl, OnShards: func(n int) error { return keepShards(opts.DataDir, n) },
 		SpreadInterval: max(opts.SpreadInterval, 0), Logger: opts.Logger, Tune: opts.TuneShard,
 	})
 	if err != nil {
@@ -261,7 +241,6 @@ func Start(opts Options) (_ *Member, err error) {
 		_ = closeSharedWAL(sharedWAL)
 		return nil, err
 	}
-	host.Store(h)
 	scfg := opts.Server
 	scfg.Logger = opts.Logger
 	scfg.PeerTLS = opts.TLS.peerDial()

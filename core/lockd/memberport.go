@@ -5,55 +5,30 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
-	"sync"
-	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
-
+	"github.com/lockstep/lockstep/core/forward"
+	"github.com/lockstep/lockstep/core/link"
 	"github.com/lockstep/lockstep/core/mux"
-	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftlink"
+	"github.com/lockstep/lockstep/core/tracing"
 )
 
-// memberPort is a member's one listener for its peers (the Raft address):
-// the Raft RPCs and forwarded commands of every group share it through
-// core/mux, and the public HTTP port serves no internal endpoint.
+// memberPort is a member's one listener for its peers (the Raft address).
+// Everything one member sends another (every group's Raft RPCs, forwarded
+// commands and read-index queries) travels on one link connection
+// (core/link), and a Raft snapshot on a connection of its own; core/mux
+// tells the two apart by their first bytes. The public HTTP port serves no
+// internal endpoint.
 type memberPort struct {
-	mux  *mux.Listener
-	addr *net.TCPAddr
-	// dialTLS dials peers over mutual TLS; nil: plaintext.
-	dialTLS *tls.Config
-	logs    io.Writer
-	logger  *slog.Logger
-
-	mu       sync.Mutex
-	forwards []*http.Server
-	wg       sync.WaitGroup
-	// rpcsInFlight is the transports' MaxRPCsInFlight.
-	rpcsInFlight int
+	mux     *mux.Listener
+	link    *link.TCP
+	raft    *raftlink.Net
+	forward *forward.Forwarder
 }
 
-// defaultRPCsInFlight turns hashicorp/raft's pipeline replication off. With
-// its default of 2 in flight, v1.7.2 can wedge a follower's pipeline after a
-// refused AppendEntries: the leader keeps heartbeating it but never sends it
-// another entry, and Shutdown hangs (seen in our tests under load; the same
-// deadlock made grafana/pyroscope#5518 turn pipelining off). Without it
-// throughput was within noise (EXPERIMENTS §11: 0.87-0.92 of pipelined,
-// median, on a loaded box).
-const defaultRPCsInFlight = 1
-
-// raftPoolSize is how many pooled connections a Raft transport keeps per
-// peer; raftTimeout bounds an RPC's I/O.
-const (
-	raftPoolSize = 4
-	raftTimeout  = 5 * time.Second
-)
-
-func listenMembers(bind string, logger *slog.Logger, raftLogs io.Writer, t *TLS) (*memberPort, error) {
+func listenMembers(bind string, logger *slog.Logger, t *TLS, tracer *tracing.Tracer) (*memberPort, error) {
 	addr, err := net.ResolveTCPAddr("tcp", bind)
 	if err != nil {
 		return nil, fmt.Errorf("raft address %q: %w", bind, err)
@@ -65,73 +40,46 @@ func listenMembers(bind string, logger *slog.Logger, raftLogs io.Writer, t *TLS)
 	if err != nil {
 		return nil, fmt.Errorf("member port on %s: %w", bind, err)
 	}
-	if raftLogs == nil {
-		raftLogs = io.Discard
-	}
-	return &memberPort{mux: mux.New(t.peerListener(ln), logger), addr: addr, dialTLS: t.peerDial(), logs: raftLogs, logger: logger}, nil
-}
-
-// transport is group g's Raft transport over the shared port.
-func (p *memberPort) transport(g uint64) (*raft.NetworkTransport, error) {
-	route, err := p.mux.Route(mux.Raft, g)
+	m := mux.New(t.peerListener(ln), logger)
+	conns, err := m.Route(mux.Link, 0)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, m.Close())
 	}
-	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:          &mux.StreamLayer{Route: route, Advertise: p.addr, TLS: p.dialTLS},
-		MaxPool:         raftPoolSize,
-		Timeout:         raftTimeout,
-		MaxRPCsInFlight: p.rpcsInFlight,
-		Logger:          hclog.New(&hclog.LoggerOptions{Name: "raft-net", Output: p.logs, Level: hclog.DefaultLevel}),
-	}), nil
-}
-
-// forwarder sends group g's commands to its leader's member port.
-func (p *memberPort) forwarder(g uint64) *node.HTTPForwarder {
-	tr := &http.Transport{
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-			ctx, cancel := context.WithTimeout(ctx, time.Second)
-			defer cancel()
-			if p.dialTLS != nil {
-				return mux.DialTLS(ctx, addr, mux.Forward, g, p.dialTLS)
-			}
-			return mux.Dial(ctx, addr, mux.Forward, g)
-		},
-	}
-	return node.NewHTTPForwarder(tr)
-}
-
-// serveForwards answers group g's forwarded commands with h until Close.
-func (p *memberPort) serveForwards(g uint64, h http.Handler) error {
-	route, err := p.mux.Route(mux.Forward, g)
+	streams, err := m.Route(mux.Stream, 0)
 	if err != nil {
-		return err
+		return nil, errors.Join(err, m.Close())
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
-	p.mu.Lock()
-	p.forwards = append(p.forwards, srv)
-	p.mu.Unlock()
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		if err := srv.Serve(route); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, mux.ErrClosed) {
-			p.logger.Error("forward server stopped", "group", g, "err", err)
+	cfg := link.DefaultTCPConfig()
+	cfg.Local, cfg.Conns, cfg.Streams, cfg.Logger = bind, conns, streams, logger
+	cfg.Dial = peerDialer(t.peerDial())
+	l, err := link.NewTCP(cfg)
+	if err != nil {
+		return nil, errors.Join(err, m.Close())
+	}
+	rn, err := raftlink.New(l, raftlink.DefaultConfig(bind))
+	if err != nil {
+		return nil, errors.Join(err, l.Close(), m.Close())
+	}
+	return &memberPort{mux: m, link: l, raft: rn, forward: forward.New(l, tracer)}, nil
+}
+
+// peerDialer dials a peer's member port and names the connection's use:
+// over mutual TLS when dialTLS is set.
+func peerDialer(dialTLS *tls.Config) func(ctx context.Context, addr string, stream bool) (net.Conn, error) {
+	return func(ctx context.Context, addr string, stream bool) (net.Conn, error) {
+		kind := mux.Link
+		if stream {
+			kind = mux.Stream
 		}
-	}()
-	return nil
+		if dialTLS != nil {
+			return mux.DialTLS(ctx, addr, kind, 0, dialTLS)
+		}
+		return mux.Dial(ctx, addr, kind, 0)
+	}
 }
 
-// Close stops the forward servers and the shared listener; each Raft
+// Close stops the link and the shared listener; each group's Raft
 // transport is closed by its group's shutdown.
 func (p *memberPort) Close() error {
-	var err error
-	p.mu.Lock()
-	for _, srv := range p.forwards {
-		err = errors.Join(err, srv.Close())
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-	return errors.Join(err, p.mux.Close())
+	return errors.Join(p.link.Close(), p.mux.Close())
 }

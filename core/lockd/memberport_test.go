@@ -1,9 +1,9 @@
 package lockd_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,22 +12,25 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/forward"
+	"github.com/lockstep/lockstep/core/link"
+	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
 	"github.com/lockstep/lockstep/core/mux"
-	"github.com/lockstep/lockstep/core/node"
 )
 
-// TestMemberTrafficStaysOffThePublicPort: goal — the internal forward
-// endpoint is not served on the public API port, it is served on the member
-// (Raft) port, and its errors are JSON with a code. Method: POST raw bytes
-// to /internal/propose on the public port (404 JSON), then to the member
-// port through the forward route (400 JSON invalid_argument for garbage).
+// TestMemberTrafficStaysOffThePublicPort: goal — forwarding is not served
+// on the public API port; it is served on the member (Raft) port, over the
+// member link, and a corrupt command sent there is refused as invalid for
+// every group. Method: POST raw bytes to an internal-looking path on the
+// public port (404 JSON), then send a corrupt command over a link to the
+// member port for the metadata group (0) and shard 1.
 func TestMemberTrafficStaysOffThePublicPort(t *testing.T) {
 	c := startCluster(t, lockd.LogStoreWAL)
 	lead := c.leader()
 	p := c.peers[lead]
 
-	resp, err := http.Post("http://"+p.HTTPAddr+node.ForwardPath, "application/octet-stream", strings.NewReader("\x02junk"))
+	resp, err := http.Post("http://"+p.HTTPAddr+"/internal/propose", "application/octet-stream", strings.NewReader("\x02junk"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,27 +38,43 @@ func TestMemberTrafficStaysOffThePublicPort(t *testing.T) {
 	resp.Body.Close()
 	var e api.Error
 	if resp.StatusCode != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Code != api.CodeNotFound {
-		t.Fatalf("public port answered %d %s for the internal endpoint, want 404 not_found", resp.StatusCode, body)
+		t.Fatalf("public port answered %d %s for an internal path, want 404 not_found", resp.StatusCode, body)
 	}
 
-	// Every group's route refuses it: the metadata group (0) and shard 1.
+	fwd := forward.New(outsideLink(t), nil)
 	for _, g := range []uint64{0, 1} {
-		member := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-			return mux.Dial(ctx, addr, mux.Forward, g)
-		}}}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.RaftAddr+node.ForwardPath, bytes.NewReader([]byte("\x02junk")))
-		resp, err = member.Do(req)
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		body, _ = io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_, err := fwd.For(g).Forward(ctx, p, []byte("\x02junk"))
 		cancel()
-		var fe struct{ Error, Code string }
-		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &fe) != nil || fe.Code != "invalid_argument" || fe.Error == "" {
-			t.Fatalf("group %d: member port answered %d %q to a corrupt command, want 400 JSON invalid_argument", g, resp.StatusCode, body)
+		if !errors.Is(err, lock.ErrInvalid) {
+			t.Fatalf("group %d: member port answered %v to a corrupt command, want invalid", g, err)
 		}
 	}
+}
+
+// outsideLink is a link from a process that is no member: it dials member
+// ports (plaintext) and serves nothing.
+func outsideLink(t *testing.T) *link.TCP {
+	t.Helper()
+	cfg := link.DefaultTCPConfig()
+	var err error
+	if cfg.Conns, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Local = cfg.Conns.Addr().String()
+	if cfg.Streams, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dial = func(ctx context.Context, addr string, stream bool) (net.Conn, error) {
+		if stream {
+			return mux.Dial(ctx, addr, mux.Stream, 0)
+		}
+		return mux.Dial(ctx, addr, mux.Link, 0)
+	}
+	l, err := link.NewTCP(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
 }

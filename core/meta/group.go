@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -193,39 +192,28 @@ func decodeReply(b []byte) error {
 // errInvalid is a command the state refused: retrying cannot help.
 var errInvalid = errors.New("meta: command refused")
 
-// ForwardHandler serves commands forwarded by the other members (on the
-// member port, route of group 0).
-func (g *Group) ForwardHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
-		if err != nil {
-			node.WriteForwardError(w, fmt.Errorf("read body: %w", err))
-			return
-		}
-		var cmd Command
-		if err := json.Unmarshal(body, &cmd); err != nil {
-			node.WriteForwardError(w, fmt.Errorf("%w: metadata command: %w", lock.ErrInvalid, err))
-			return
-		}
-		if !g.IsLeader() {
-			node.WriteForwardError(w, node.ErrNotLeader)
-			return
-		}
-		err = g.applyLocal(r.Context(), body)
-		var out reply
-		switch {
-		case errors.Is(err, ErrShardsFixed):
-			out = reply{Error: err.Error(), Fixed: true}
-		case errors.Is(err, errInvalid):
-			out = reply{Error: err.Error()}
-		case err != nil:
-			node.WriteForwardError(w, err)
-			return
-		}
-		b, _ := json.Marshal(out)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(b)
-	})
+// ServeForward applies a command another member forwarded (core/forward)
+// and answers in the reply format decodeReply reads; it refuses with
+// node.ErrNotLeader unless this replica leads.
+func (g *Group) ServeForward(ctx context.Context, body []byte) ([]byte, error) {
+	var cmd Command
+	if err := json.Unmarshal(body, &cmd); err != nil {
+		return nil, fmt.Errorf("%w: metadata command: %w", lock.ErrInvalid, err)
+	}
+	if !g.IsLeader() {
+		return nil, node.ErrNotLeader
+	}
+	err := g.applyLocal(ctx, body)
+	var out reply
+	switch {
+	case errors.Is(err, ErrShardsFixed):
+		out = reply{Error: err.Error(), Fixed: true}
+	case errors.Is(err, errInvalid):
+		out = reply{Error: err.Error()}
+	case err != nil:
+		return nil, err
+	}
+	return json.Marshal(out)
 }
 
 // Snapshot snapshots the replica now (tests of restore, operators).

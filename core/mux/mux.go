@@ -1,15 +1,15 @@
 // Package mux shares one TCP listener between lockstep's member-to-member
-// protocols, as Consul and Nomad share their RPC port: each connection
-// starts with a header naming its protocol (Raft RPCs or forwarded
-// commands) and the Raft group it belongs to, and is handed to the listener
-// registered for that pair. A member then needs one address for everything
-// its peers send it, and the public API port carries no internal endpoint.
+// connections, as Consul and Nomad share their RPC port: each connection
+// starts with a header naming its use (a core/link connection, or one
+// carrying a stream) and a number (0 for both today), and is handed to the
+// listener registered for that pair. A member then needs one address for
+// everything its peers send it, and the public API port carries no
+// internal endpoint.
 package mux
 
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,19 +17,17 @@ import (
 	"net"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // Kind names the protocol a connection speaks after its header.
 type Kind byte
 
 const (
-	// Raft carries hashicorp/raft's NetworkTransport stream.
-	Raft Kind = 'R'
-	// Forward carries HTTP requests of a follower forwarding a command to
-	// its group's leader.
-	Forward Kind = 'F'
+	// Link carries a core/link connection: every group's Raft RPCs,
+	// forwarded commands and read-index queries from one member.
+	Link Kind = 'L'
+	// Stream carries one core/link request with a stream (a Raft snapshot).
+	Stream Kind = 'S'
 )
 
 // headerTimeout bounds how long an accepted connection may take to send
@@ -187,7 +185,7 @@ func readHeader(br *bufio.Reader) (Kind, uint64, error) {
 		return 0, 0, err
 	}
 	kind := Kind(b)
-	if kind != Raft && kind != Forward {
+	if kind != Link && kind != Stream {
 		return 0, 0, fmt.Errorf("unknown kind %#x", b)
 	}
 	group, err := binary.ReadUvarint(br)
@@ -278,36 +276,6 @@ func (r *Route) shut() {
 
 // Addr implements net.Listener: the shared address.
 func (r *Route) Addr() net.Addr { return r.owner.Addr() }
-
-// StreamLayer adapts a Raft route to raft.StreamLayer, so a
-// raft.NetworkTransport runs over the shared port.
-type StreamLayer struct {
-	*Route
-	// Advertise is the address peers reach this member at.
-	Advertise net.Addr
-	// TLS, when set, dials peers over TLS (DialTLS).
-	TLS *tls.Config
-}
-
-var _ raft.StreamLayer = (*StreamLayer)(nil)
-
-// Dial implements raft.StreamLayer.
-func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if s.TLS != nil {
-		return DialTLS(ctx, string(address), s.key.kind, s.key.group, s.TLS)
-	}
-	return Dial(ctx, string(address), s.key.kind, s.key.group)
-}
-
-// Addr implements raft.StreamLayer: the advertised address.
-func (s *StreamLayer) Addr() net.Addr {
-	if s.Advertise != nil {
-		return s.Advertise
-	}
-	return s.Route.Addr()
-}
 
 // prefixedConn is a net.Conn whose first reads return pre: bytes that
 // arrived with the header.

@@ -20,15 +20,15 @@ func TestRoutesShareOnePort(t *testing.T) {
 	}
 	m := New(ln, nil)
 	defer m.Close()
-	raft, err := m.Route(Raft, 0)
+	links, err := m.Route(Link, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fwd, err := m.Route(Forward, 3)
+	streams, err := m.Route(Stream, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Route(Raft, 0); err == nil {
+	if _, err := m.Route(Link, 0); err == nil {
 		t.Fatal("a route registered twice was accepted")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -54,12 +54,12 @@ func TestRoutesShareOnePort(t *testing.T) {
 			t.Fatalf("route %c/%d read %q, want %q", r.key.kind, r.key.group, got, want)
 		}
 	}
-	send(Forward, 3, "to forward")
-	send(Raft, 0, "to raft")
-	expect(fwd, "to forward")
-	expect(raft, "to raft")
+	send(Stream, 3, "to stream")
+	send(Link, 0, "to link")
+	expect(streams, "to stream")
+	expect(links, "to link")
 
-	stray, err := Dial(ctx, ln.Addr().String(), Forward, 9)
+	stray, err := Dial(ctx, ln.Addr().String(), Stream, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +81,10 @@ func TestRoutesShareOnePort(t *testing.T) {
 	}
 	_ = junk.Close()
 
-	if err := raft.Close(); err != nil {
+	if err := links.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raft.Accept(); err != ErrClosed {
+	if _, err := links.Accept(); err != ErrClosed {
 		t.Fatalf("Accept on a closed route: %v, want ErrClosed", err)
 	}
 }

@@ -3,9 +3,6 @@ package node_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,9 +14,10 @@ import (
 // answers a read-index query, with the last command at or before its
 // commit index, and a follower that catches up to it holds that command.
 // Method: a 3-node group grants a lock; the leader's read index names the
-// grant's entry; a follower refuses the query (also over HTTP, as
-// not_leader), catches up and reports CaughtUp; then the leader, cut off
-// from the others, must refuse instead of answering from its old view.
+// grant's entry; a follower refuses the query, catches up (asking the
+// leader through its forwarder) and reports CaughtUp; then the leader, cut
+// off from the others, must refuse instead of answering from its old view.
+// core/forward tests the query's trip between members.
 func TestReadIndexComesFromTheLeader(t *testing.T) {
 	c := nodetest.New(t, 3, nil)
 	lead := c.Leader()
@@ -40,19 +38,6 @@ func TestReadIndexComesFromTheLeader(t *testing.T) {
 	}
 	if _, err := c.Nodes[follower].ServeReadIndex(); !errors.Is(err, node.ErrNotLeader) {
 		t.Fatalf("follower's read index: %v, want ErrNotLeader", err)
-	}
-
-	leaderPort := httptest.NewServer(c.Nodes[lead].ForwardHandler())
-	defer leaderPort.Close()
-	followerPort := httptest.NewServer(c.Nodes[follower].ForwardHandler())
-	defer followerPort.Close()
-	fw := node.NewHTTPForwarder(http.DefaultTransport)
-	peer := func(url string) node.Peer { return node.Peer{ID: "x", RaftAddr: strings.TrimPrefix(url, "http://")} }
-	if got, err := fw.ReadIndex(ctx, peer(leaderPort.URL)); err != nil || got.Command < ri.Command {
-		t.Fatalf("read index over HTTP from the leader = %+v %v, want command >= %d", got, err, ri.Command)
-	}
-	if _, err := fw.ReadIndex(ctx, peer(followerPort.URL)); !errors.Is(err, node.ErrNotLeader) {
-		t.Fatalf("read index over HTTP from a follower: %v, want ErrNotLeader", err)
 	}
 
 	if c.Nodes[follower].CaughtUp() {

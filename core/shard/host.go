@@ -11,13 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/lockstep/lockstep/core/forward"
 	"github.com/lockstep/lockstep/core/meta"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/placement"
@@ -27,8 +27,6 @@ import (
 type Env struct {
 	Transport raft.Transport
 	Stores    node.Stores
-	// Forwarder reaches the group's leader on another member.
-	Forwarder node.Forwarder
 }
 
 // Config configures a member's groups.
@@ -43,8 +41,12 @@ type Config struct {
 	// metadata group.
 	Shards    int
 	Bootstrap bool
-	// Env opens group g's transport, stores and forwarder (0 is metadata).
+	// Env opens group g's transport and stores (0 is metadata).
 	Env func(group uint64) (Env, error)
+	// Forward is the member's end of forwarding (core/forward): every
+	// group forwards to its leader through it and serves its own
+	// forwarded commands there while it runs.
+	Forward *forward.Forwarder
 	// Node is the template of every lock shard's node config; the host
 	// fills in identity, peers, bootstrap, group and Env.
 	Node node.Config
@@ -69,6 +71,8 @@ type Host struct {
 	cfg    Config
 	meta   *meta.Group
 	groups atomic.Pointer[[]*node.Node]
+	// unserve stop serving the groups' forwarded commands.
+	unserve []func()
 	// started is closed once the lock shards run.
 	started chan struct{}
 	done    chan struct{}
@@ -101,13 +105,16 @@ func Start(cfg Config) (*Host, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Env == nil || cfg.Forward == nil {
+		return nil, fmt.Errorf("%w: shard host needs Env and Forward", node.ErrConfig)
+	}
 	env, err := cfg.Env(0)
 	if err != nil {
 		return nil, err
 	}
 	mg, err := meta.NewGroup(meta.GroupConfig{
 		ID: cfg.ID, Peers: cfg.Peers, Bootstrap: cfg.Bootstrap,
-		Transport: env.Transport, Stores: env.Stores, Forwarder: env.Forwarder,
+		Transport: env.Transport, Stores: env.Stores, Forwarder: cfg.Forward.For(0),
 		Logger: cfg.Logger, RaftLogs: cfg.Node.RaftLogs,
 		HeartbeatTimeout: cfg.Node.HeartbeatTimeout, ElectionTimeout: cfg.Node.ElectionTimeout,
 	})
@@ -115,6 +122,7 @@ func Start(cfg Config) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{cfg: cfg, meta: mg, started: make(chan struct{}), done: make(chan struct{})}
+	h.unserve = append(h.unserve, cfg.Forward.Serve(0, mg))
 	if cfg.Shards > 0 {
 		if err := h.startShards(cfg.Shards); err != nil {
 			return nil, errors.Join(err, mg.Shutdown())
@@ -171,7 +179,7 @@ func (h *Host) startShards(n int) error {
 		}
 		c := h.cfg.Node
 		c.ID, c.Peers, c.Bootstrap, c.Group = h.cfg.ID, h.cfg.Peers, h.cfg.Bootstrap, fmt.Sprint(g)
-		c.Transport, c.Stores, c.Forwarder = env.Transport, env.Stores, env.Forwarder
+		c.Transport, c.Stores, c.Forwarder = env.Transport, env.Stores, h.cfg.Forward.For(uint64(g))
 		if h.cfg.Tune != nil {
 			h.cfg.Tune(uint64(g), &c)
 		}
@@ -181,6 +189,9 @@ func (h *Host) startShards(n int) error {
 			return fmt.Errorf("shard %d: %w", g, err)
 		}
 		groups = append(groups, nd)
+	}
+	for g, nd := range groups {
+		h.unserve = append(h.unserve, h.cfg.Forward.Serve(uint64(g+1), nd))
 	}
 	h.groups.Store(&groups)
 	return nil
@@ -283,28 +294,15 @@ func (h *Host) Group(s int) (*node.Node, bool) {
 	return groups[s-1], true
 }
 
-// ForwardHandler answers commands forwarded to group g of this member; a
-// lock shard that has not started yet answers unavailable.
-func (h *Host) ForwardHandler(g uint64) http.Handler {
-	if g == 0 {
-		return h.meta.ForwardHandler()
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		nd, ok := h.Group(int(g))
-		if !ok {
-			node.WriteForwardError(w, fmt.Errorf("%w: shard %d is not running here", node.ErrUnavailable, g))
-			return
-		}
-		nd.ForwardHandler().ServeHTTP(w, r)
-	})
-}
-
 // Shutdown stops every group.
 func (h *Host) Shutdown() error {
 	var err error
 	h.once.Do(func() {
 		close(h.done)
 		h.wg.Wait()
+		for _, stop := range h.unserve {
+			stop()
+		}
 		for _, g := range h.Groups() {
 			err = errors.Join(err, g.Shutdown())
 		}

@@ -73,3 +73,24 @@ func (t *Tracer) Extract(ctx context.Context, h http.Header) context.Context {
 	}
 	return t.prop.Extract(ctx, propagation.HeaderCarrier(h))
 }
+
+// Traceparent is ctx's span context as a W3C traceparent value, "" when
+// there is none or tracing is off: what a binary hop (core/forward)
+// carries in place of the header.
+func (t *Tracer) Traceparent(ctx context.Context) string {
+	if t == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+		return ""
+	}
+	c := propagation.MapCarrier{}
+	t.prop.Inject(ctx, c)
+	return c["traceparent"]
+}
+
+// WithTraceparent returns ctx with the remote span context of a
+// traceparent value, as Extract does for a header.
+func (t *Tracer) WithTraceparent(ctx context.Context, traceparent string) context.Context {
+	if t == nil || traceparent == "" {
+		return ctx
+	}
+	return t.prop.Extract(ctx, propagation.MapCarrier{"traceparent": traceparent})
+}
