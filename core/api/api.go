@@ -301,6 +301,10 @@ const (
 	// CodePermissionDenied: the token lacks the right in the resource's
 	// namespace (403).
 	CodePermissionDenied Code = "permission_denied"
+	// CodeFailedPrecondition: the present state forbids the change (the
+	// last admin token cannot be deleted); nothing changed. 409 Conflict,
+	// as the lock conflicts are, and gRPC FAILED_PRECONDITION.
+	CodeFailedPrecondition Code = "failed_precondition"
 )
 
 // HTTPStatus maps an error code to the status the server answers with.
@@ -318,7 +322,7 @@ func (c Code) HTTPStatus() int {
 		return 410
 	case CodeMethodNotAllowed:
 		return 405
-	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded:
+	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded, CodeFailedPrecondition:
 		return 409
 	case CodeResourceExhausted:
 		return 429

@@ -68,6 +68,10 @@ func authCode(err error) (api.Code, bool) {
 		return api.CodePermissionDenied, true
 	case errors.Is(err, acl.ErrInvalid):
 		return api.CodeInvalidArgument, true
+	case errors.Is(err, acl.ErrNotFound):
+		return api.CodeNotFound, true
+	case errors.Is(err, acl.ErrFailedPrecondition):
+		return api.CodeFailedPrecondition, true
 	}
 	return "", false
 }
