@@ -105,6 +105,21 @@ func (g *Group) Leader() string {
 	return string(id)
 }
 
+// LeaderContact is how long ago this replica last heard from the group's
+// leader: 0 on the leader itself (which steps down within its leader
+// lease once it loses a quorum); ok is false when it never has since it
+// started.
+func (g *Group) LeaderContact() (since time.Duration, ok bool) {
+	if g.IsLeader() {
+		return 0, true
+	}
+	last := g.raft.LastContact()
+	if last.IsZero() {
+		return 0, false
+	}
+	return time.Since(last), true
+}
+
 // retryDelay paces Propose while no leader is known.
 const retryDelay = 20 * time.Millisecond
 
