@@ -271,7 +271,8 @@ const (
 	CodeInvalidArgument Code = "invalid_argument"
 	CodeNotHolder       Code = "not_holder"
 	// CodeRequestIDReused: the (client_id, request_id) pair was first used
-	// for a different acquire (resource, mode, ttl or policy).
+	// for a different acquire (resource, mode, ttl or policy) on the same
+	// shard; ids are remembered per shard.
 	CodeRequestIDReused Code = "request_id_reused"
 	// CodeLeaseEnded: a retried acquire whose request was granted, but that
 	// lease has since been released or has expired.
