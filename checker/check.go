@@ -82,6 +82,12 @@ type Options struct {
 	// ShardLatency, when its Shards is set, bounds the per-shard acquire
 	// latency outside the faulted shards.
 	ShardLatency ShardLatency
+	// Shards is the lock shard count the run placed resources over
+	// (core/placement; 1: one group holds every resource). A request id
+	// is deduplicated per shard, so the request-id check judges a reuse
+	// by where both resources live. Zero (runs saved before it was
+	// recorded): only resources the trace places are judged.
+	Shards int
 }
 
 // Violation is one broken property.
@@ -202,7 +208,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 		return finish()
 	}
 
-	checkRequestIDs(h, &f)
+	checkRequestIDs(h, opts, &f)
 	trace := sortedTrace(h.Trace)
 	checkAccounted(h, trace, &f)
 	checkCallers(h, trace, &f)

@@ -43,6 +43,12 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		if err != nil {
 			return nil, err
 		}
+		if named := setWireRequestID(req, body); !bytes.Equal(named, body) {
+			// A copy: a RoundTripper must not change its caller's request.
+			req, body = req.Clone(req.Context()), named
+			req.ContentLength = int64(len(body))
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(named)), nil }
+		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	in, ok := lockInput(req, body)

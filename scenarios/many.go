@@ -58,7 +58,7 @@ func (wl *workload) cycleMany(ctx context.Context, cl *client, resources []strin
 // acquireMany asks for resources at once; giveUp > 0 abandons the call
 // after that long.
 func (wl *workload) acquireMany(ctx context.Context, cl *client, resources []string, opts lockclient.AcquireOptions, giveUp time.Duration) ([]*lockclient.Lease, error) {
-	cctx, cancel := context.WithTimeout(ctx, wl.callLimit(opts, giveUp))
+	cctx, cancel := context.WithTimeout(withWireRequestID(ctx, opts.RequestID), wl.callLimit(opts, giveUp))
 	defer cancel()
 	return cl.apiFor(wl.c, resources[0]).AcquireMany(cctx, resources, lockclient.AcquireManyOptions{AcquireOptions: opts})
 }

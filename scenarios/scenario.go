@@ -137,6 +137,8 @@ func (s Scenario) options() checker.Options {
 		StrictFIFO: s.Checks.StrictFIFO, AllowHerd: s.Checks.AllowHerd,
 		RecoveryBound: ms(s.Checks.RecoveryBoundMs), GrantBound: ms(s.Checks.GrantBoundMs),
 		ElectionBound: ms(s.Checks.ElectionBoundMs), ExpiryBound: ms(s.Checks.ExpiryBoundMs),
+		// Groups > 1 are sharded members placing by core/placement.
+		Shards: s.Groups,
 	}
 	if s.Groups > 1 && s.Checks.ShardP99BoundMs > 0 {
 		o.ShardLatency = checker.ShardLatency{Shards: s.Groups, Excluded: s.Checks.ShardP99Exclude,

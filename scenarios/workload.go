@@ -63,8 +63,9 @@ type Workload struct {
 	// ReuseIDProb is the share of acquires that send one of the client's
 	// earlier request ids again: half of them with the same request (a
 	// late duplicate, which must get the first answer again), half with
-	// one field changed (resource, mode or TTL: a misuse, which must be
-	// refused as request_id_reused and change nothing).
+	// one field changed (mode or TTL, or the resource: one on the same
+	// shard is a misuse, which must be refused as request_id_reused and
+	// change nothing; one on another shard is a separate request there).
 	ReuseIDProb float64 `json:"reuse_id_prob,omitempty"`
 	// ExtendWaitProb is the share of waiting acquires whose caller asks
 	// again under the same request id with a longer wait while the first
@@ -343,17 +344,30 @@ func (wl *workload) reuse(cl *client) (string, lockclient.AcquireOptions, time.D
 	if cl.rng.IntN(2) == 0 {
 		return resource, opts, 0
 	}
-	// Another resource only within the same group: a request id names a
-	// request to one state machine.
-	var others []string
+	// Another resource: on the same shard, where the id names the first
+	// request and the server must refuse this one as reused; or, with
+	// several shards, on another, where it is a separate request (ids are
+	// deduplicated per shard, README Semantics). The checker judges both
+	// by the resources' shards (checker.Options.Shards).
+	var same, other []string
 	for j := 1; j <= wl.w.Resources; j++ {
-		if r := wl.resourceName(j); r != resource && wl.c.GroupOf(r) == wl.c.GroupOf(resource) {
-			others = append(others, r)
+		switch r := wl.resourceName(j); {
+		case r == resource:
+		case wl.c.GroupOf(r) == wl.c.GroupOf(resource):
+			same = append(same, r)
+		default:
+			other = append(other, r)
 		}
 	}
 	switch n := cl.rng.IntN(3); {
-	case n == 0 && len(others) > 0:
-		resource = others[cl.rng.IntN(len(others))]
+	case n == 0 && len(same)+len(other) > 0:
+		// Drawn only with several shards, so one-group scenarios keep
+		// their seeded schedules.
+		pool := same
+		if len(other) > 0 && (len(same) == 0 || cl.rng.IntN(2) == 0) {
+			pool = other
+		}
+		resource = pool[cl.rng.IntN(len(pool))]
 	case n <= 1:
 		opts.Mode = api.Shared
 		if old.opts.Mode == api.Shared {
@@ -373,9 +387,10 @@ func (wl *workload) acquire(ctx context.Context, cl *client, resource string, op
 	return wl.acquireWith(ctx, cl.apiFor(wl.c, resource), resource, opts, giveUp)
 }
 
-// acquireWith is acquire through the Go client api.
+// acquireWith is acquire through the Go client api, under the request id
+// the workload chose (withWireRequestID).
 func (wl *workload) acquireWith(ctx context.Context, api *lockclient.Client, resource string, opts lockclient.AcquireOptions, giveUp time.Duration) (*lockclient.Lease, error) {
-	cctx, cancel := context.WithTimeout(ctx, wl.callLimit(opts, giveUp))
+	cctx, cancel := context.WithTimeout(withWireRequestID(ctx, opts.RequestID), wl.callLimit(opts, giveUp))
 	defer cancel()
 	return api.Acquire(cctx, resource, opts)
 }

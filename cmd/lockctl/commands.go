@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/client"
 )
 
 // acquireFlags are the options of acquire and lock.
@@ -25,7 +26,7 @@ func (a *acquireFlags) register(cmd *cobra.Command, ttl, wait time.Duration) {
 	f.DurationVar(&a.ttl, "ttl", ttl, "lease time-to-live")
 	f.DurationVar(&a.wait, "wait", wait, "how long to wait in the queue (0: try once)")
 	f.StringVar(&a.mode, "mode", "exclusive", "lock mode: exclusive or shared")
-	f.StringVar(&a.requestID, "request-id", "", "makes a retried acquire idempotent (same id, same request)")
+	f.StringVar(&a.requestID, "request-id", "", "makes a retried acquire idempotent (same id and resources, same request; another resource is another request)")
 	f.BoolVar(&a.throughput, "throughput", false, "throughput policy: race other waiters instead of queueing in order")
 }
 
@@ -39,6 +40,16 @@ func (a *acquireFlags) check() error {
 		return usageError("--mode must be exclusive or shared, not %q", a.mode)
 	}
 	return nil
+}
+
+// wireRequestID is the request_id sent for --request-id and resources:
+// bound to them as the Go client binds its RequestID (client.WireRequestID),
+// so one id never names two resources' requests; empty without the flag.
+func (a *acquireFlags) wireRequestID(resources ...string) string {
+	if a.requestID == "" {
+		return ""
+	}
+	return client.WireRequestID(a.requestID, resources...)
 }
 
 func (a *acquireFlags) policy() api.Policy {
@@ -70,7 +81,7 @@ func acquireCommand(g *globals) *cobra.Command {
 				return err
 			}
 			req := api.AcquireRequest{Resource: args[0], ClientID: g.clientIDOrDefault(), TTL: a.ttl.Milliseconds(),
-				Mode: api.Mode(a.mode), Wait: a.wait.Milliseconds(), RequestID: a.requestID, Policy: a.policy()}
+				Mode: api.Mode(a.mode), Wait: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy()}
 			var out api.AcquireResponse
 			if err := call(cmd.Context(), g, http.MethodPost, api.PathAcquire, req, &out, a.wait); err != nil {
 				return failed(err)

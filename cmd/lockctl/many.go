@@ -30,7 +30,7 @@ Each lease is released on its own (lockctl release RESOURCE LEASE_ID).`,
 				return err
 			}
 			req := api.AcquireManyRequest{Resources: args, ClientID: g.clientIDOrDefault(), TTL: a.ttl.Milliseconds(),
-				Mode: api.Mode(a.mode), Wait: a.wait.Milliseconds(), RequestID: a.requestID, Policy: a.policy()}
+				Mode: api.Mode(a.mode), Wait: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy()}
 			if canonical {
 				req.Order = api.OrderCanonical
 			}

@@ -139,7 +139,7 @@ func (l *limits) register(fs *flag.FlagSet) {
 	fs.DurationVar(&l.server.IdleTimeout, "idle-timeout", l.server.IdleTimeout, "close keep-alive connections idle this long")
 	fs.IntVar(&l.server.MaxInFlight, "max-in-flight", l.server.MaxInFlight, "API requests served at once per member; more get 503 overloaded with Retry-After: 1")
 	fs.Int64Var(&l.server.MaxBodyBytes, "max-body-bytes", l.server.MaxBodyBytes, "largest request body")
-	fs.DurationVar(&l.server.ReadyLeaderContact, "ready-leader-contact", l.server.ReadyLeaderContact, "/readyz fails when the leader was last heard from longer ago")
+	fs.DurationVar(&l.server.ReadyLeaderContact, "ready-leader-contact", l.server.ReadyLeaderContact, "/readyz fails when the leader was last heard from longer ago; with ACLs on, token checks fail (503) when the metadata leader was")
 	fs.Uint64Var(&l.server.ReadyApplyLag, "ready-apply-lag", l.server.ReadyApplyLag, "/readyz fails when the applied index trails the leader's commit index by more entries")
 	fs.DurationVar(&l.server.ReadyTimeout, "ready-timeout", l.server.ReadyTimeout, "time a /readyz check (or a stale read not caught up yet) waits to ask each shard's leader how far its log goes and to apply that far")
 }

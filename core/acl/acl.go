@@ -48,7 +48,24 @@ var (
 	ErrPermissionDenied = errors.New("permission denied")
 	// ErrInvalid: a token or quota that makes no sense.
 	ErrInvalid = errors.New("invalid acl")
+	// ErrNotFound: a change names a token the policy does not have.
+	ErrNotFound = errors.New("not found")
+	// ErrFailedPrecondition: a change the policy's present state forbids
+	// (it would leave no admin token); it may succeed once that changes.
+	ErrFailedPrecondition = errors.New("failed precondition")
 )
+
+// Refusal is a change the policy refuses for a reason other than its
+// own shape: its text is one sentence for the caller, and Kind
+// (ErrNotFound, ErrFailedPrecondition) says which, for errors.Is.
+type Refusal struct {
+	Kind error
+	Msg  string
+}
+
+func (r *Refusal) Error() string { return r.Msg }
+
+func (r *Refusal) Unwrap() error { return r.Kind }
 
 // Token is a bearer token as the policy keeps it.
 type Token struct {
@@ -180,25 +197,27 @@ func (p *Policy) PutToken(t Token) (*Policy, error) {
 		n.Tokens = slices.Insert(n.Tokens, i, t)
 	}
 	if !n.hasAdmin() {
-		return p, fmt.Errorf("%w: that would leave no admin token", ErrInvalid)
+		return p, &Refusal{Kind: ErrFailedPrecondition,
+			Msg: fmt.Sprintf("token %s is the last admin token: it cannot lose the admin right until another admin token exists", t.ID)}
 	}
 	return n, nil
 }
 
-// DeleteToken removes token id (a no-op if it is gone), refusing to
-// remove the last admin token.
+// DeleteToken removes token id, refusing an id it does not have and the
+// last admin token (a cluster nobody can administer is beyond repair).
 func (p *Policy) DeleteToken(id string) (*Policy, error) {
 	if p == nil {
 		return p, fmt.Errorf("%w: ACLs are not bootstrapped", ErrInvalid)
 	}
 	i, found := slices.BinarySearchFunc(p.Tokens, id, func(x Token, id string) int { return cmp.Compare(x.ID, id) })
 	if !found {
-		return p, nil
+		return p, &Refusal{Kind: ErrNotFound, Msg: fmt.Sprintf("there is no token %q", id)}
 	}
 	n := p.clone()
 	n.Tokens = slices.Delete(n.Tokens, i, i+1)
 	if !n.hasAdmin() {
-		return p, fmt.Errorf("%w: token %s is the last admin token", ErrInvalid, id)
+		return p, &Refusal{Kind: ErrFailedPrecondition,
+			Msg: fmt.Sprintf("token %s is the last admin token: create another admin token before deleting it", id)}
 	}
 	return n, nil
 }

@@ -63,7 +63,8 @@ func TestAuthorize(t *testing.T) {
 }
 
 // TestPolicyChanges: goal — bootstrap is once (the same token again is a
-// no-op), the last admin cannot be removed, bad tokens and quotas are
+// no-op), the last admin cannot be removed (failed precondition), an
+// unknown token cannot be deleted (not found), bad tokens and quotas are
 // refused, a quota with no limits is removed, and a change never edits
 // the policy it was made from. Method: a script.
 func TestPolicyChanges(t *testing.T) {
@@ -79,8 +80,11 @@ func TestPolicyChanges(t *testing.T) {
 	if _, err := p.Bootstrap(other); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("second bootstrap: %v", err)
 	}
-	if _, err := p.DeleteToken(root.ID); !errors.Is(err, ErrInvalid) {
+	if _, err := p.DeleteToken(root.ID); !errors.Is(err, ErrFailedPrecondition) {
 		t.Fatalf("deleting the last admin: %v", err)
+	}
+	if _, err := p.DeleteToken("0123456789abcdef"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleting a token that is not there: %v", err)
 	}
 	if _, err := NewToken("short", "", []string{"a"}, []Right{RightRead}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("short secret: %v", err)

@@ -271,7 +271,8 @@ const (
 	CodeInvalidArgument Code = "invalid_argument"
 	CodeNotHolder       Code = "not_holder"
 	// CodeRequestIDReused: the (client_id, request_id) pair was first used
-	// for a different acquire (resource, mode, ttl or policy).
+	// for a different acquire (resource, mode, ttl or policy) on the same
+	// shard; ids are remembered per shard.
 	CodeRequestIDReused Code = "request_id_reused"
 	// CodeLeaseEnded: a retried acquire whose request was granted, but that
 	// lease has since been released or has expired.
@@ -301,6 +302,10 @@ const (
 	// CodePermissionDenied: the token lacks the right in the resource's
 	// namespace (403).
 	CodePermissionDenied Code = "permission_denied"
+	// CodeFailedPrecondition: the present state forbids the change (the
+	// last admin token cannot be deleted); nothing changed. 409 Conflict,
+	// as the lock conflicts are, and gRPC FAILED_PRECONDITION.
+	CodeFailedPrecondition Code = "failed_precondition"
 )
 
 // HTTPStatus maps an error code to the status the server answers with.
@@ -318,7 +323,7 @@ func (c Code) HTTPStatus() int {
 		return 410
 	case CodeMethodNotAllowed:
 		return 405
-	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded:
+	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded, CodeFailedPrecondition:
 		return 409
 	case CodeResourceExhausted:
 		return 429

@@ -33,8 +33,13 @@ type AcquireOptions struct {
 	// Wait is how long the server may queue the request; 0 is a try-lock.
 	// A grant after more than about TTL/2 of waiting costs one renew (above).
 	Wait time.Duration
-	// RequestID makes the acquire idempotent across retries. Empty: a fresh
-	// random 128-bit hex id, reused by every retry of this call.
+	// RequestID names this acquire of this resource, so that calling again
+	// with the same id and resource (after a crash, say) is answered from
+	// the first call instead of granting twice. It is bound to the
+	// resource (WireRequestID): the same id for another resource is a
+	// separate request, never a reuse. Empty: a fresh random 128-bit hex
+	// id per call. Either way every retry within the call reuses it.
+	// At most 239 bytes.
 	RequestID string
 	// Policy is fifo or throughput; empty lets the server choose.
 	Policy api.Policy
@@ -56,6 +61,9 @@ func (o AcquireOptions) validate(resource string) error {
 	case o.Policy != "" && o.Policy != api.FIFO && o.Policy != api.Throughput:
 		return fmt.Errorf("lockstep: acquire %q: unknown policy %q", resource, o.Policy)
 	}
+	if err := validRequestID(o.RequestID); err != nil {
+		return fmt.Errorf("lockstep: acquire %q: %w", resource, err)
+	}
 	return nil
 }
 
@@ -70,10 +78,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 	if err := opts.validate(resource); err != nil {
 		return nil, err
 	}
-	requestID := opts.RequestID
-	if requestID == "" {
-		requestID = c.entropy.id()
-	}
+	requestID := c.requestID(opts.RequestID, resource)
 	// Validity counts from the first send: the server cannot have granted
 	// earlier, whichever attempt's reply arrives (see AcquireOptions).
 	sent := c.now()

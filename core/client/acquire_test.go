@@ -145,8 +145,8 @@ func TestAcquireLostReplyRetryYieldsSingleGrant(t *testing.T) {
 		if len(st.Holders) != 1 || st.Holders[0].LeaseFingerprint != api.LeaseFingerprint(l.ID()) || st.Holders[0].ClientID != c.ID() {
 			t.Fatalf("holders %+v, want only lease %s of %s", st.Holders, l.ID(), c.ID())
 		}
-		if requestID != "" && fs.acquireBodies()[1].RequestID != requestID {
-			t.Errorf("caller's request id not sent")
+		if requestID != "" && fs.acquireBodies()[1].RequestID != WireRequestID(requestID, "r") {
+			t.Errorf("caller's request id not sent (bound to the resource)")
 		}
 	}
 }

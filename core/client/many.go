@@ -26,7 +26,8 @@ type AcquireManyOptions struct {
 // releases on its own, and with KeepAlive each keeps itself alive. A busy
 // resource yields a *NotGrantedError naming it; resources on several
 // shards without OrderCanonical yield an *APIError with code cross_shard.
-// Retries reuse the request id, as Acquire's do.
+// Retries reuse the request id, as Acquire's do; a caller's RequestID is
+// bound to the list of resources, in order.
 func (c *Client) AcquireMany(ctx context.Context, resources []string, opts AcquireManyOptions) ([]*Lease, error) {
 	if len(resources) == 0 || len(resources) > api.MaxManyResources {
 		return nil, fmt.Errorf("lockstep: acquire_many: %d resources, want 1..%d", len(resources), api.MaxManyResources)
@@ -36,7 +37,7 @@ func (c *Client) AcquireMany(ctx context.Context, resources []string, opts Acqui
 			return nil, err
 		}
 	}
-	requestID := cmp.Or(opts.RequestID, c.entropy.id())
+	requestID := c.requestID(opts.RequestID, resources...)
 	sent := c.now()
 	var resp api.AcquireManyResponse
 	// Routed by the first resource: on one shard its leader serves all.

@@ -28,7 +28,7 @@ func Code(c api.Code) codes.Code {
 		return codes.InvalidArgument
 	case api.CodeCompacted:
 		return codes.OutOfRange
-	case api.CodeNotHolder, api.CodeLeaseEnded:
+	case api.CodeNotHolder, api.CodeLeaseEnded, api.CodeFailedPrecondition:
 		return codes.FailedPrecondition
 	case api.CodeRequestIDReused:
 		return codes.AlreadyExists

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/lockstep/lockstep/core/acl"
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
@@ -34,6 +35,8 @@ func TestErrorsCarryTheAPICode(t *testing.T) {
 		{node.ErrUnavailable, api.CodeUnavailable, codes.Unavailable},
 		{fmt.Errorf("%w: 1 at once", server.ErrOverloaded), api.CodeOverloaded, codes.Unavailable},
 		{node.ErrIndeterminate, api.CodeOutcomeUnknown, codes.DeadlineExceeded},
+		{fmt.Errorf("%w: token x", acl.ErrNotFound), api.CodeNotFound, codes.NotFound},
+		{fmt.Errorf("%w: last admin", acl.ErrFailedPrecondition), api.CodeFailedPrecondition, codes.FailedPrecondition},
 		{errors.New("boom"), api.CodeInternal, codes.Internal},
 	}
 	for _, tc := range cases {

@@ -25,7 +25,7 @@ const (
 	// describes the ended lease.
 	LeaseEnded
 	// QuotaExceeded: the acquire would take its namespace or client past
-	// the Quota it carries.
+	// the Quota it carries; Result.Blocked names the limit.
 	QuotaExceeded
 )
 

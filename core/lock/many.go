@@ -272,8 +272,8 @@ func (s *State) acquireMany(index uint64, cmd *Command) Result {
 		if tooMany {
 			return Result{Code: TooManyLocks, Blocked: missing}
 		}
-		if !s.admitsAll(cmd.Quota, cmd.Resources, cmd.ClientID, true) {
-			return Result{Code: QuotaExceeded}
+		if limit := s.exceedsAll(cmd.Quota, cmd.Resources, cmd.ClientID, true); limit != "" {
+			return Result{Code: QuotaExceeded, Blocked: limit}
 		}
 		return s.grantManyNow(index, cmd)
 	}
@@ -288,8 +288,8 @@ func (s *State) acquireMany(index uint64, cmd *Command) Result {
 	if tooMany {
 		return Result{Code: TooManyLocks, Blocked: missing}
 	}
-	if !s.admitsAll(cmd.Quota, cmd.Resources, cmd.ClientID, false) {
-		return Result{Code: QuotaExceeded}
+	if limit := s.exceedsAll(cmd.Quota, cmd.Resources, cmd.ClientID, false); limit != "" {
+		return Result{Code: QuotaExceeded, Blocked: limit}
 	}
 	return s.enqueueMany(index, cmd)
 }

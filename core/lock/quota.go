@@ -71,40 +71,60 @@ func (t usageTable) add(resource, client string, held, queued int) {
 	}
 }
 
-// admits reports whether n more leases (held) or queue entries (!held) in
-// namespace ns for client fit within q. A queue entry also counts against
-// the held limits, as the lease it waits for: granting a waiter later
-// (on another command, with no quota to check) then never takes the held
-// count past the limit in force when it queued.
-func (t usageTable) admits(q Quota, ns, client string, n int, held bool) bool {
+// The limits of a Quota, as a QuotaExceeded result names the one it hit
+// (in Result.Blocked), so that the refusal can say which quota it was.
+const (
+	LimitHeld         = "held"
+	LimitQueued       = "queued"
+	LimitClientHeld   = "client_held"
+	LimitClientQueued = "client_queued"
+)
+
+// exceeds names the first limit of q that n more leases (held) or queue
+// entries (!held) in namespace ns for client would pass, or "" when they
+// fit. A queue entry also counts against the held limits, as the lease it
+// waits for: granting a waiter later (on another command, with no quota
+// to check) then never takes the held count past the limit in force when
+// it queued.
+func (t usageTable) exceeds(q Quota, ns, client string, n int, held bool) string {
 	all, mine := t[usageKey{namespace: ns}], t[usageKey{namespace: ns, client: client}]
-	if !fits(all.held+all.queued, n, q.Held) || !fits(mine.held+mine.queued, n, q.ClientHeld) {
-		return false
+	switch {
+	case !fits(all.held+all.queued, n, q.Held):
+		return LimitHeld
+	case !fits(mine.held+mine.queued, n, q.ClientHeld):
+		return LimitClientHeld
+	case held:
+		return ""
+	case !fits(all.queued, n, q.Queued):
+		return LimitQueued
+	case !fits(mine.queued, n, q.ClientQueued):
+		return LimitClientQueued
 	}
-	return held || (fits(all.queued, n, q.Queued) && fits(mine.queued, n, q.ClientQueued))
+	return ""
 }
 
 func fits(count uint32, n int, limit uint32) bool {
 	return limit == 0 || uint64(count)+uint64(n) <= uint64(limit)
 }
 
-// admitsAll is admits for the resources of one request, counted per
+// exceedsAll is exceeds for the resources of one request, counted per
 // namespace (a multi request may span several).
-func (s *State) admitsAll(q Quota, resources []string, client string, held bool) bool {
+func (s *State) exceedsAll(q Quota, resources []string, client string, held bool) string {
 	if q.IsZero() {
-		return true
+		return ""
 	}
 	t := s.counted()
 	per := map[string]int{}
 	for _, name := range resources {
 		per[Namespace(name)]++
 	}
-	for ns, n := range per {
-		if !t.admits(q, ns, client, n, held) {
-			return false
+	for _, name := range resources {
+		ns := Namespace(name)
+		if limit := t.exceeds(q, ns, client, per[ns], held); limit != "" {
+			return limit
 		}
 	}
-	return true
+	return ""
 }
 
 // counted returns the usage table, counting the lock table first if
@@ -137,20 +157,20 @@ func (s *State) Usage(ns, client string) (held, queued int) {
 	return int(u.held), int(u.queued)
 }
 
-// admitsAcquire reports whether a single acquire of r (nil: not in the
-// table) fits its quota: as a new lease when it would be granted now, as
-// a queue entry when it would wait. A try-lock that would be refused
-// anyway is not the quota's to refuse.
-func (s *State) admitsAcquire(r *resource, cmd *Command) bool {
+// acquireExceeds names the limit a single acquire of r (nil: not in the
+// table) would pass, or "" when it fits its quota: as a new lease when it
+// would be granted now, as a queue entry when it would wait. A try-lock
+// that would be refused anyway is not the quota's to refuse.
+func (s *State) acquireExceeds(r *resource, cmd *Command) string {
 	if cmd.Quota.IsZero() {
-		return true
+		return ""
 	}
 	t, ns := s.counted(), Namespace(cmd.Resource)
 	if r == nil || (r.compatible(cmd.Mode) && len(r.queue()) == 0) {
-		return t.admits(cmd.Quota, ns, cmd.ClientID, 1, true)
+		return t.exceeds(cmd.Quota, ns, cmd.ClientID, 1, true)
 	}
 	if cmd.WaitMs == 0 || cmd.Policy == Throughput {
-		return true
+		return ""
 	}
-	return t.admits(cmd.Quota, ns, cmd.ClientID, 1, false)
+	return t.exceeds(cmd.Quota, ns, cmd.ClientID, 1, false)
 }

@@ -15,41 +15,45 @@ func quota(cmd Command, q Quota) Command {
 }
 
 // TestQuotaTable: goal — each limit refuses the acquire that would pass
-// it with QuotaExceeded, counts only its own namespace (and client), frees
-// up when a lease ends, and a queued request counts against the held limit
-// too. Method: scripted commands with the expected result codes.
+// it with QuotaExceeded and names that limit (Result.Blocked, so the 429
+// can say which quota was hit), counts only its own namespace (and
+// client), frees up when a lease ends, and a queued request counts
+// against the held limit too. Method: scripted commands with the expected
+// result codes and limits.
 func TestQuotaTable(t *testing.T) {
 	held2 := Quota{Held: 2}
 	steps := []struct {
-		name string
-		cmd  Command
-		want Code
+		name  string
+		cmd   Command
+		want  Code
+		limit string // the limit a QuotaExceeded names
 	}{
-		{"first held", quota(acq("a:1", 'a', Exclusive, 60_000, 0), held2), OK},
-		{"second held", quota(acq("a:2", 'b', Exclusive, 60_000, 0), held2), OK},
-		{"third held refused", quota(acq("a:3", 'c', Exclusive, 60_000, 0), held2), QuotaExceeded},
-		{"other namespace unaffected", quota(acq("b:1", 'd', Exclusive, 60_000, 0), held2), OK},
-		{"no quota, no limit", acq("a:4", 'e', Exclusive, 60_000, 0), OK},
-		{"release frees a slot", rel("a:4", 'e'), OK},
-		{"release frees a slot 2", rel("a:1", 'a'), OK},
-		{"held again", quota(acq("a:3", 'c', Exclusive, 60_000, 0), held2), OK},
-		{"queue counts as held", quota(acq("a:3", 'f', Exclusive, 60_000, 5_000), held2), QuotaExceeded},
-		{"try-lock on a held lock is not the quota's", quota(acq("a:3", 'f', Exclusive, 60_000, 0), held2), OK},
-		{"queued limit", quota(acq("b:1", 'g', Exclusive, 60_000, 5_000), Quota{Queued: 1}), OK},
-		{"queued limit hit", quota(acq("b:1", 'h', Exclusive, 60_000, 5_000), Quota{Queued: 1}), QuotaExceeded},
-		{"client held limit", quota(acq("c:1", 'i', Exclusive, 60_000, 0), Quota{ClientHeld: 1}), OK},
-		{"same client refused", quota(as(acq("c:2", 'j', Exclusive, 60_000, 0), "client-i", ""), Quota{ClientHeld: 1}), QuotaExceeded},
-		{"other client fine", quota(acq("c:2", 'k', Exclusive, 60_000, 0), Quota{ClientHeld: 1}), OK},
-		{"client queued limit", quota(acq("c:1", 'l', Exclusive, 60_000, 5_000), Quota{ClientQueued: 1}), OK},
-		{"client queued hit", quota(as(acq("c:2", 'm', Exclusive, 60_000, 5_000), "client-l", ""), Quota{ClientQueued: 1}), QuotaExceeded},
-		{"multi over held", quota(Command{Op: OpAcquireMany, Resources: []string{"d:1", "d:2", "d:3"}, ClientID: "x", LeaseID: lid('n'), Mode: Exclusive, TTLMs: 60_000}, held2), QuotaExceeded},
-		{"multi within held", quota(Command{Op: OpAcquireMany, Resources: []string{"d:1", "d:2"}, ClientID: "x", LeaseID: lid('o'), Mode: Exclusive, TTLMs: 60_000}, held2), OK},
+		{"first held", quota(acq("a:1", 'a', Exclusive, 60_000, 0), held2), OK, ""},
+		{"second held", quota(acq("a:2", 'b', Exclusive, 60_000, 0), held2), OK, ""},
+		{"third held refused", quota(acq("a:3", 'c', Exclusive, 60_000, 0), held2), QuotaExceeded, "held"},
+		{"other namespace unaffected", quota(acq("b:1", 'd', Exclusive, 60_000, 0), held2), OK, ""},
+		{"no quota, no limit", acq("a:4", 'e', Exclusive, 60_000, 0), OK, ""},
+		{"release frees a slot", rel("a:4", 'e'), OK, ""},
+		{"release frees a slot 2", rel("a:1", 'a'), OK, ""},
+		{"held again", quota(acq("a:3", 'c', Exclusive, 60_000, 0), held2), OK, ""},
+		{"queue counts as held", quota(acq("a:3", 'f', Exclusive, 60_000, 5_000), held2), QuotaExceeded, "held"},
+		{"try-lock on a held lock is not the quota's", quota(acq("a:3", 'f', Exclusive, 60_000, 0), held2), OK, ""},
+		{"queued limit", quota(acq("b:1", 'g', Exclusive, 60_000, 5_000), Quota{Queued: 1}), OK, ""},
+		{"queued limit hit", quota(acq("b:1", 'h', Exclusive, 60_000, 5_000), Quota{Queued: 1}), QuotaExceeded, "queued"},
+		{"client held limit", quota(acq("c:1", 'i', Exclusive, 60_000, 0), Quota{ClientHeld: 1}), OK, ""},
+		{"same client refused", quota(as(acq("c:2", 'j', Exclusive, 60_000, 0), "client-i", ""), Quota{ClientHeld: 1}), QuotaExceeded, "client_held"},
+		{"other client fine", quota(acq("c:2", 'k', Exclusive, 60_000, 0), Quota{ClientHeld: 1}), OK, ""},
+		{"client queued limit", quota(acq("c:1", 'l', Exclusive, 60_000, 5_000), Quota{ClientQueued: 1}), OK, ""},
+		{"client queued hit", quota(as(acq("c:2", 'm', Exclusive, 60_000, 5_000), "client-l", ""), Quota{ClientQueued: 1}), QuotaExceeded, "client_queued"},
+		{"multi over held", quota(Command{Op: OpAcquireMany, Resources: []string{"d:1", "d:2", "d:3"}, ClientID: "x", LeaseID: lid('n'), Mode: Exclusive, TTLMs: 60_000}, held2), QuotaExceeded, "held"},
+		{"multi within held", quota(Command{Op: OpAcquireMany, Resources: []string{"d:1", "d:2"}, ClientID: "x", LeaseID: lid('o'), Mode: Exclusive, TTLMs: 60_000}, held2), OK, ""},
+		{"multi over client held", quota(Command{Op: OpAcquireMany, Resources: []string{"e:1", "e:2"}, ClientID: "x", LeaseID: lid('p'), Mode: Exclusive, TTLMs: 60_000}, Quota{Held: 5, ClientHeld: 1}), QuotaExceeded, "client_held"},
 	}
 	s := mustNew(t, DefaultConfig())
 	for i, st := range steps {
 		res, _ := s.Apply(Entry{Index: uint64(i + 1), Term: 1, Command: st.cmd})
-		if res.Code != st.want {
-			t.Fatalf("step %d %s: code %v, want %v", i, st.name, res.Code, st.want)
+		if res.Code != st.want || res.Code == QuotaExceeded && res.Blocked != st.limit {
+			t.Fatalf("step %d %s: code %v limit %q, want %v %q", i, st.name, res.Code, res.Blocked, st.want, st.limit)
 		}
 	}
 	if held, queued := s.Usage("a", ""); held != 2 || queued != 0 {

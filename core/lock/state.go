@@ -296,8 +296,8 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 		s.settle(index, r)
 		r = s.resources.find(cmd.Resource)
 	}
-	if !s.admitsAcquire(r, cmd) {
-		return Result{Code: QuotaExceeded}
+	if limit := s.acquireExceeds(r, cmd); limit != "" {
+		return Result{Code: QuotaExceeded, Blocked: limit}
 	}
 	if r == nil {
 		if s.resources.len() >= s.cfg.MaxResources {

@@ -277,7 +277,9 @@ type Result struct {
 	Status   *Status
 	// Leases are a multi request's grants, in request order.
 	Leases []Lease
-	// Blocked is the resource that kept a multi request from being granted.
+	// Blocked is the resource that kept a multi request from being
+	// granted; on QuotaExceeded, the limit the request would pass
+	// (LimitHeld, ...), so the refusal can name its quota.
 	Blocked string
 }
 

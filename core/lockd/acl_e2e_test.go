@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -348,8 +349,10 @@ func TestACLTokensSurviveRestart(t *testing.T) {
 
 // TestQuotasAnswer429AndChangeNothing: goal — each quota (namespace held,
 // namespace queued, per-client held, acquires per second) refuses the
-// acquire past it with 429 resource_exhausted and a Retry-After, and the
-// refused resource's status is identical before and after. Method: quotas
+// acquire past it with 429 resource_exhausted and a Retry-After, in a
+// message that names the quota hit (namespace or client, which limit,
+// its value), and the refused resource's status is identical before and
+// after. Method: quotas
 // set through the admin API, then one acquire too many for each. Counts
 // are per lock shard, so the resources of a count share a hash tag.
 func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
@@ -363,12 +366,17 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 			return ok && api.Quota(got) == q
 		})
 	}
-	refused := func(what, resource, client string, wait int64) {
+	refused := func(what, resource, client string, wait int64, says ...string) {
 		t.Helper()
 		before := c.status(0, resource)
 		_, code, e, h := c.acquire(0, rootSecret, resource, client, wait)
 		if code != http.StatusTooManyRequests || e.Code != api.CodeResourceExhausted || h.Get("Retry-After") == "" {
 			t.Fatalf("%s: %d %+v Retry-After %q", what, code, e, h.Get("Retry-After"))
+		}
+		for _, want := range says {
+			if !strings.Contains(e.Error, want) {
+				t.Errorf("%s: message %q does not say %q", what, e.Error, want)
+			}
 		}
 		if after := c.status(0, resource); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Fatalf("%s changed %s:\n before %+v\n after  %+v", what, resource, before, after)
@@ -384,12 +392,13 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 	setQuota(api.Quota{Namespace: "h", MaxHeld: 2})
 	granted("h:{t}1", "x")
 	granted("h:{t}2", "y")
-	refused("namespace max_held", "h:{t}3", "z", 0)
+	refused("namespace max_held", "h:{t}3", "z", 0, `namespace "h"`, "max_held of 2")
 	var many api.AcquireManyResponse
 	before := c.status(0, "h:{t}4")
 	code, e, h := call(t, http.MethodPost, c.url(0)+api.PathAcquireMany, rootSecret,
 		api.AcquireManyRequest{Resources: []string{"h:{t}4", "h:{t}5"}, ClientID: "m", TTL: 60_000}, &many)
-	if code != http.StatusTooManyRequests || e.Code != api.CodeResourceExhausted || h.Get("Retry-After") == "" {
+	if code != http.StatusTooManyRequests || e.Code != api.CodeResourceExhausted || h.Get("Retry-After") == "" ||
+		!strings.Contains(e.Error, `namespace "h"`) || !strings.Contains(e.Error, "max_held of 2") {
 		t.Fatalf("acquire_many past max_held: %d %+v", code, e)
 	}
 	if after := c.status(0, "h:{t}4"); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -404,7 +413,7 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 		waiter <- code
 	}()
 	waitFor(t, func() bool { return len(c.status(0, "q:1").Queue) == 1 })
-	refused("namespace max_queued", "q:1", "second-waiter", 20_000)
+	refused("namespace max_queued", "q:1", "second-waiter", 20_000, `namespace "q"`, "max_queued of 1")
 
 	code, e, _ = call(t, http.MethodPost, c.url(0)+api.PathAcquireMany, rootSecret,
 		api.AcquireManyRequest{Resources: []string{"h:{t}6", "q:{t}6"}, ClientID: "m", TTL: 60_000}, &many)
@@ -414,12 +423,12 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 
 	setQuota(api.Quota{Namespace: "c", ClientMaxHeld: 1})
 	granted("c:{t}1", "greedy")
-	refused("client_max_held", "c:{t}2", "greedy", 0)
+	refused("client_max_held", "c:{t}2", "greedy", 0, `client "greedy"`, `namespace "c"`, "client_max_held of 1")
 	granted("c:{t}2", "modest")
 
 	setQuota(api.Quota{Namespace: "r", AcquiresPerSec: 0.01, Burst: 1})
 	granted("r:1", "x")
-	refused("acquires_per_sec", "r:2", "x", 0)
+	refused("acquires_per_sec", "r:2", "x", 0, `namespace "r"`, "acquires_per_sec")
 
 	// The waiter is still queued; releasing the holder grants it.
 	var st api.StatusResponse

@@ -124,8 +124,9 @@ func probeMember(t *testing.T, hc *http.Client, base, resource string) probe {
 // held (heartbeats pass, so it knows its leader at once while its state
 // machine is empty). Probe readyz and stale status from the moment it
 // listens: while held, readyz must not be 200 and stale status must say
-// caught_up false, and a watch resuming at the grant (past what the member
-// applied, within the log) is accepted; after release, the watch delivers
+// caught_up false, and a watch resuming at the grant (its index as a
+// watch on the leader reported it; past what the member applied, within
+// the log) is accepted; after release, the watch delivers
 // the grant and readyz turns 200, and every 200 and every caught_up true
 // comes with the lock present.
 func TestRestartedMemberIsReadyOnlyOnceCaughtUp(t *testing.T) {
@@ -144,12 +145,16 @@ func TestRestartedMemberIsReadyOnlyOnceCaughtUp(t *testing.T) {
 	lead := c.leader()
 	follower := (lead + 1) % 3
 	hc := &http.Client{Timeout: 5 * time.Second}
+	// The grant's index as a watch reports it: the shard's last index
+	// after the acquire answered may already be a later entry (each
+	// member's start, say), past which a watch of db waits forever.
+	grants := watchLines(t, c.url(lead), url.Values{"resource": {"db"}})
 	lease, code := post[api.AcquireResponse](t, c.url(lead)+api.PathAcquire,
 		api.AcquireRequest{Resource: "db", ClientID: "A", TTL: 60_000})
 	if code != 200 || !lease.Granted {
 		t.Fatalf("acquire: %d %+v", code, lease)
 	}
-	grantIndex := c.members[lead].Shard(1).Stats().Lock.LastIndex
+	grantIndex := nextWatchMessage(t, grants).Index
 	waitFor(t, func() bool { return len(probeMember(t, hc, c.url(follower), "db").stale.Holders) == 1 })
 
 	c.stop(follower)
@@ -212,4 +217,46 @@ func TestRestartedMemberIsReadyOnlyOnceCaughtUp(t *testing.T) {
 		check(p)
 		return p.ready == http.StatusOK && *p.stale.CaughtUp
 	})
+}
+
+// watchLines opens a watch of query on base and returns its lines once
+// the header (the watch's start) has come.
+func watchLines(t *testing.T, base string, query url.Values) *bufio.Scanner {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+api.PathWatch+"?"+query.Encode(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch %v: %v %v", query, resp, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	lines := bufio.NewScanner(resp.Body)
+	if !lines.Scan() {
+		t.Fatalf("watch %v: no header: %v", query, lines.Err())
+	}
+	return lines
+}
+
+// nextWatchMessage reads the next message of a watch, within 10 s.
+func nextWatchMessage(t *testing.T, lines *bufio.Scanner) api.WatchMessage {
+	t.Helper()
+	got := make(chan api.WatchMessage, 1)
+	go func() {
+		var m api.WatchMessage
+		if lines.Scan() && json.Unmarshal(lines.Bytes(), &m) == nil {
+			got <- m
+		}
+		close(got)
+	}()
+	select {
+	case m, ok := <-got:
+		if !ok || m.Index == 0 || len(m.Events) == 0 {
+			t.Fatalf("watch message: %+v (ok %v, %v)", m, ok, lines.Err())
+		}
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watch message within 10s")
+	}
+	return api.WatchMessage{}
 }

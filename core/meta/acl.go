@@ -44,7 +44,8 @@ func (s *State) applyACL(cmd Command) error {
 		return fmt.Errorf("meta: unknown op %q (or its argument is missing)", cmd.Op)
 	}
 	if err != nil {
-		return fmt.Errorf("meta: %w", err)
+		// The policy's own sentence: it reaches the admin as it is.
+		return err
 	}
 	if next != s.ACL {
 		s.ACL = next
@@ -62,5 +63,7 @@ func (g *Group) ACL() *acl.Policy {
 }
 
 // Refused reports whether err is a command the state refused (an ACL
-// change that makes no sense, say): retrying cannot help.
+// change that makes no sense, a token that is not there): retrying
+// cannot help. errors.Is tells the ACL kinds apart (acl.ErrNotFound,
+// acl.ErrFailedPrecondition, acl.ErrInvalid).
 func Refused(err error) bool { return errors.Is(err, errInvalid) }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/lockstep/lockstep/core/acl"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 )
@@ -103,28 +104,59 @@ func (g *Group) Leader() string {
 	return string(id)
 }
 
+// LeaderContact is how long ago this replica last heard from the group's
+// leader: 0 on the leader itself (which steps down within its leader
+// lease once it loses a quorum); ok is false when it never has since it
+// started.
+func (g *Group) LeaderContact() (since time.Duration, ok bool) {
+	if g.IsLeader() {
+		return 0, true
+	}
+	last := g.raft.LastContact()
+	if last.IsZero() {
+		return 0, false
+	}
+	return time.Since(last), true
+}
+
 // retryDelay paces Propose while no leader is known.
 const retryDelay = 20 * time.Millisecond
 
-// Propose applies cmd through the group's leader, from any member. Every
-// command is idempotent, so retrying one whose outcome is unknown is safe.
+// Propose applies cmd through the group's leader, from any member, and
+// returns once this replica has applied it too: what a member answers
+// for is visible on it at once (read-your-writes), though another member
+// may still trail by a commit round. Every command is idempotent, so
+// retrying one whose outcome is unknown is safe; a retried delete that
+// finds its token gone was answered by its own earlier attempt.
 func (g *Group) Propose(ctx context.Context, cmd Command) error {
 	body, err := json.Marshal(cmd)
 	if err != nil {
 		return fmt.Errorf("meta: encode: %w", err)
 	}
+	mayHaveApplied := false
 	for {
+		var index uint64
 		var err error
+		attempted := true
 		if g.IsLeader() {
-			err = g.applyLocal(ctx, body)
+			index, err = g.applyLocal(ctx, body)
 		} else if leader := g.Leader(); leader != "" {
-			err = g.forward(ctx, leader, body)
+			index, err = g.forward(ctx, leader, body)
 		} else {
-			err = node.ErrUnavailable
+			attempted, err = false, node.ErrUnavailable
 		}
-		if err == nil || errors.Is(err, ErrShardsFixed) || errors.Is(err, errInvalid) {
+		switch {
+		case err == nil:
+			return g.awaitApplied(ctx, index)
+		case mayHaveApplied && cmd.Op == OpACLDeleteToken && errors.Is(err, acl.ErrNotFound):
+			return g.awaitApplied(ctx, index)
+		case errors.Is(err, ErrShardsFixed) || errors.Is(err, errInvalid):
 			return err
 		}
+		// Only a member that does not lead, refusing it, proves an attempt
+		// changed nothing (a leader that lost its leadership may still
+		// have committed it).
+		mayHaveApplied = mayHaveApplied || attempted && !errors.Is(err, node.ErrNotLeader)
 		t := time.NewTimer(retryDelay)
 		select {
 		case <-ctx.Done():
@@ -135,62 +167,126 @@ func (g *Group) Propose(ctx context.Context, cmd Command) error {
 	}
 }
 
-func (g *Group) forward(ctx context.Context, leader string, body []byte) error {
+// awaitApplied waits, within ctx, until this replica applied the entry
+// at index. A committed change that has not reached this replica by the
+// caller's deadline is neither refused nor surely visible here: the
+// answer says so (outcome unknown), and a retry is safe.
+func (g *Group) awaitApplied(ctx context.Context, index uint64) error {
+	if err := g.fsm.waitApplied(ctx, index); err != nil {
+		return fmt.Errorf("%w: the metadata change is committed (log index %d) but this member has not applied it yet: %w",
+			node.ErrIndeterminate, index, err)
+	}
+	return nil
+}
+
+func (g *Group) forward(ctx context.Context, leader string, body []byte) (uint64, error) {
 	for _, p := range g.cfg.Peers {
 		if p.ID == leader {
 			out, err := g.cfg.Forwarder.Forward(ctx, p, body)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			return decodeReply(out)
 		}
 	}
-	return fmt.Errorf("%w: leader %s is not a configured peer", node.ErrUnavailable, leader)
+	return 0, fmt.Errorf("%w: leader %s is not a configured peer", node.ErrUnavailable, leader)
 }
 
-func (g *Group) applyLocal(ctx context.Context, body []byte) error {
+// applyLocal applies body on this replica, the leader, and returns the
+// index it applied at (also for a refused command: it is an entry too).
+func (g *Group) applyLocal(ctx context.Context, body []byte) (uint64, error) {
 	timeout := 5 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
 	}
 	if timeout <= 0 {
-		return fmt.Errorf("%w: deadline passed", node.ErrUnavailable)
+		return 0, fmt.Errorf("%w: deadline passed", node.ErrUnavailable)
 	}
 	f := g.raft.Apply(body, timeout)
 	if err := f.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) {
-			return node.ErrNotLeader
+			return 0, node.ErrNotLeader
 		}
-		return fmt.Errorf("%w: %w", node.ErrUnavailable, err)
+		return 0, fmt.Errorf("%w: %w", node.ErrUnavailable, err)
 	}
 	if err, _ := f.Response().(error); err != nil {
-		return err
+		return f.Index(), err
 	}
-	return nil
+	return f.Index(), nil
 }
 
-// reply is a forwarded command's answer: the apply error, if any.
+// reply is a forwarded command's answer: the index the leader applied it
+// at, and the refusal, if any (its sentence and kind).
 type reply struct {
 	Error string `json:"error,omitempty"`
 	Fixed bool   `json:"fixed,omitempty"`
+	// Kind names a refusal's ACL kind (refusalKinds); empty for others.
+	Kind string `json:"kind,omitempty"`
+	// Index is where the leader applied the command: the follower
+	// answers its caller once it applied that entry too.
+	Index uint64 `json:"index,omitempty"`
 }
 
-func decodeReply(b []byte) error {
+// refusalKinds are the ACL refusals a reply names, so the follower's
+// caller gets the same answer as the leader's (404, 409, 400).
+var refusalKinds = map[string]error{
+	"not_found":           acl.ErrNotFound,
+	"failed_precondition": acl.ErrFailedPrecondition,
+	"invalid":             acl.ErrInvalid,
+}
+
+// replyOf is the reply to a forwarded command the leader applied at
+// index with err: nil or a refusal (anything else is a forward error).
+func replyOf(index uint64, err error) reply {
+	out := reply{Index: index}
+	if err == nil {
+		return out
+	}
+	out.Error, out.Fixed = err.Error(), errors.Is(err, ErrShardsFixed)
+	for name, kind := range refusalKinds {
+		if errors.Is(err, kind) {
+			out.Kind = name
+		}
+	}
+	return out
+}
+
+func decodeReply(b []byte) (uint64, error) {
 	var r reply
 	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("meta: leader reply: %w", err)
+		return 0, fmt.Errorf("meta: leader reply: %w", err)
 	}
 	switch {
 	case r.Fixed:
-		return fmt.Errorf("%w: %s", ErrShardsFixed, r.Error)
+		return r.Index, &refusedError{msg: r.Error, kinds: []error{ErrShardsFixed}}
 	case r.Error != "":
-		return fmt.Errorf("%w: %s", errInvalid, r.Error)
+		kinds := []error{errInvalid}
+		if kind, ok := refusalKinds[r.Kind]; ok {
+			kinds = append(kinds, kind)
+		}
+		return r.Index, &refusedError{msg: r.Error, kinds: kinds}
 	}
-	return nil
+	return r.Index, nil
 }
 
 // errInvalid is a command the state refused: retrying cannot help.
 var errInvalid = errors.New("meta: command refused")
+
+// refusedError is a command the state refused, applied here or answered
+// by the leader: its text is the state's own sentence, said once, and it
+// matches errInvalid (never retried) and the state's error kinds.
+type refusedError struct {
+	msg   string
+	kinds []error
+}
+
+func (e *refusedError) Error() string   { return e.msg }
+func (e *refusedError) Unwrap() []error { return e.kinds }
+
+// refused marks err, a state's refusal, as one.
+func refused(err error) error {
+	return &refusedError{msg: err.Error(), kinds: []error{errInvalid, err}}
+}
 
 // ServeForward applies a command another member forwarded (core/forward)
 // and answers in the reply format decodeReply reads; it refuses with
@@ -203,17 +299,11 @@ func (g *Group) ServeForward(ctx context.Context, body []byte) ([]byte, error) {
 	if !g.IsLeader() {
 		return nil, node.ErrNotLeader
 	}
-	err := g.applyLocal(ctx, body)
-	var out reply
-	switch {
-	case errors.Is(err, ErrShardsFixed):
-		out = reply{Error: err.Error(), Fixed: true}
-	case errors.Is(err, errInvalid):
-		out = reply{Error: err.Error()}
-	case err != nil:
+	index, err := g.applyLocal(ctx, body)
+	if err != nil && !errors.Is(err, ErrShardsFixed) && !errors.Is(err, errInvalid) {
 		return nil, err
 	}
-	return json.Marshal(out)
+	return json.Marshal(replyOf(index, err))
 }
 
 // Snapshot snapshots the replica now (tests of restore, operators).
@@ -231,11 +321,16 @@ func (g *Group) Shutdown() error {
 	return err
 }
 
-// fsm applies Commands to State and wakes whoever waits for a change.
+// fsm applies Commands to State and wakes whoever waits for a change or
+// for an entry to apply.
 type fsm struct {
 	mu      sync.Mutex
 	st      State
 	changed chan struct{}
+	// index is the last command entry applied (or restored from a
+	// snapshot); advanced is closed, and replaced, when it grows.
+	index    uint64
+	advanced chan struct{}
 }
 
 func (f *fsm) state() State {
@@ -250,22 +345,58 @@ func (f *fsm) next() <-chan struct{} {
 	return f.changed
 }
 
+// advance records that the entries up to index are applied; f.mu held.
+func (f *fsm) advance(index uint64) {
+	if index <= f.index {
+		return
+	}
+	f.index = index
+	if f.advanced != nil {
+		close(f.advanced)
+		f.advanced = nil
+	}
+}
+
+// waitApplied returns once the entry at index is applied here, or with
+// ctx's error.
+func (f *fsm) waitApplied(ctx context.Context, index uint64) error {
+	for {
+		f.mu.Lock()
+		if f.index >= index {
+			f.mu.Unlock()
+			return nil
+		}
+		if f.advanced == nil {
+			f.advanced = make(chan struct{})
+		}
+		advanced := f.advanced
+		f.mu.Unlock()
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 func (f *fsm) Apply(l *raft.Log) interface{} {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
-	var cmd Command
-	if err := json.Unmarshal(l.Data, &cmd); err != nil {
-		return fmt.Errorf("%w: entry %d: %w", errInvalid, l.Index, err)
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// A refused command is applied too: nothing changed, up to here.
+	defer f.advance(l.Index)
+	var cmd Command
+	if err := json.Unmarshal(l.Data, &cmd); err != nil {
+		return refused(fmt.Errorf("entry %d: %w", l.Index, err))
+	}
 	before := f.st.Version
 	if err := f.st.Apply(cmd); err != nil {
 		if errors.Is(err, ErrShardsFixed) {
 			return err
 		}
-		return fmt.Errorf("%w: %w", errInvalid, err)
+		return refused(err)
 	}
 	if f.st.Version != before {
 		close(f.changed)
@@ -277,7 +408,7 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	b, err := f.st.encode()
+	b, err := encode(f.st, f.index)
 	if err != nil {
 		return nil, err
 	}
@@ -290,13 +421,14 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("meta: read snapshot: %w", err)
 	}
-	st, err := decode(bytes.TrimSpace(b))
+	st, index, err := decode(bytes.TrimSpace(b))
 	if err != nil {
 		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.st = st
+	f.advance(index)
 	close(f.changed)
 	f.changed = make(chan struct{})
 	return nil

@@ -111,19 +111,41 @@ func (s *State) Clone() State {
 	return c
 }
 
-// encode is the canonical snapshot form (members are kept sorted).
-func (s *State) encode() ([]byte, error) { return json.Marshal(s) }
+// snapshotBody is the snapshot form: the state (members kept sorted) and
+// the last entry it holds, so that a replica restored from it knows which
+// writes it can answer for (Group.Propose). Snapshots written before the
+// index was kept read as index 0.
+type snapshotBody struct {
+	State
+	AppliedIndex uint64 `json:"applied_index,omitempty"`
+}
 
-func decode(b []byte) (State, error) {
-	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
-		return State{}, fmt.Errorf("meta: decode snapshot: %w", err)
+func encode(s State, index uint64) ([]byte, error) {
+	b, err := json.Marshal(snapshotBody{State: s, AppliedIndex: index})
+	if err != nil {
+		return nil, fmt.Errorf("meta: encode snapshot: %w", err)
 	}
+	return b, nil
+}
+
+func decode(b []byte) (State, uint64, error) {
+	var body snapshotBody
+	if err := json.Unmarshal(b, &body); err != nil {
+		return State{}, 0, fmt.Errorf("meta: decode snapshot: %w", err)
+	}
+	if err := body.State.check(); err != nil {
+		return State{}, 0, err
+	}
+	return body.State, body.AppliedIndex, nil
+}
+
+// check reports whether a decoded state is well formed.
+func (s *State) check() error {
 	if !slices.IsSortedFunc(s.Members, func(a, b Member) int { return cmp.Compare(a.ID, b.ID) }) {
-		return State{}, errors.New("meta: snapshot members out of order")
+		return errors.New("meta: snapshot members out of order")
 	}
 	if err := s.ACL.Check(); err != nil {
-		return State{}, fmt.Errorf("meta: decode snapshot: %w", err)
+		return fmt.Errorf("meta: decode snapshot: %w", err)
 	}
-	return s, nil
+	return nil
 }

@@ -38,8 +38,8 @@ func TestApply(t *testing.T) {
 	if m, ok := s.Member("n2"); !ok || m.APIAddr != "h:7071" || len(s.Members) != 2 || s.Members[0].ID != "n1" {
 		t.Fatalf("members %+v", s.Members)
 	}
-	b, _ := s.encode()
-	back, err := decode(b)
+	b, _ := encode(s, 7)
+	back, _, err := decode(b)
 	if err != nil || back.Version != s.Version || len(back.Members) != 2 {
 		t.Fatalf("round trip %+v, %v", back, err)
 	}

@@ -37,12 +37,16 @@ func (s *Server) admin(ctx context.Context) (*meta.Group, error) {
 	return m, s.authorize(ctx, acl.RightAdmin)
 }
 
-// propose applies an ACL change through the metadata group.
+// propose applies an ACL change through the metadata group. It returns
+// once this member applied it, so the change holds here at once.
 func (s *Server) propose(ctx context.Context, m *meta.Group, cmd meta.Command) error {
 	ctx, cancel := s.deadline(ctx, 0)
 	defer cancel()
 	err := m.Propose(ctx, cmd)
-	if meta.Refused(err) {
+	switch {
+	case errors.Is(err, acl.ErrNotFound), errors.Is(err, acl.ErrFailedPrecondition), errors.Is(err, acl.ErrInvalid):
+		return err // the policy's own sentence and kind (authCode)
+	case meta.Refused(err):
 		return fmt.Errorf("%w: %w", lock.ErrInvalid, err)
 	}
 	return err

@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/lockstep/lockstep/core/acl"
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/node"
 )
 
 // tokenKey carries the bearer token of a request in its context.
@@ -56,7 +59,49 @@ func (s *Server) policy() *acl.Policy {
 // checked here, at the member the client reached: what it forwards to a
 // shard's leader has passed already.
 func (s *Server) authorize(ctx context.Context, right acl.Right, resources ...string) error {
-	return s.policy().Authorize(tokenFrom(ctx), right, resources...)
+	p := s.policy()
+	if p == nil {
+		return nil
+	}
+	if err := s.policyCurrent(); err != nil {
+		return err
+	}
+	return p.Authorize(tokenFrom(ctx), right, resources...)
+}
+
+// authorizeEvery is authorize for a request no namespace bounds.
+func (s *Server) authorizeEvery(ctx context.Context, right acl.Right) error {
+	p := s.policy()
+	if p == nil {
+		return nil
+	}
+	if err := s.policyCurrent(); err != nil {
+		return err
+	}
+	return p.AuthorizeEvery(tokenFrom(ctx), right)
+}
+
+// policyCurrent refuses token checks on a member whose metadata replica
+// has not heard from the group's leader within ReadyLeaderContact: it
+// cannot tell whether a token was deleted meanwhile, so trusting its
+// policy would let a deleted token work for as long as it is cut off.
+// This bounds how long a deleted token works anywhere (README, ACLs).
+func (s *Server) policyCurrent() error {
+	m := s.host.Meta()
+	if m == nil {
+		return nil
+	}
+	since, ok := m.LeaderContact()
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: this member has not heard from the metadata group's leader since it started, so it cannot tell "+
+			"whether a token was deleted: it checks no token until it does (retry on another member)", node.ErrUnavailable)
+	case since > s.cfg.ReadyLeaderContact:
+		return fmt.Errorf("%w: this member has not heard from the metadata group's leader for %s (more than %s), so it cannot tell "+
+			"whether a token was deleted meanwhile: it checks no token until it does (retry on another member)",
+			node.ErrUnavailable, since.Round(time.Millisecond), s.cfg.ReadyLeaderContact)
+	}
+	return nil
 }
 
 // authCode maps ACL refusals to their API codes.
@@ -68,6 +113,10 @@ func authCode(err error) (api.Code, bool) {
 		return api.CodePermissionDenied, true
 	case errors.Is(err, acl.ErrInvalid):
 		return api.CodeInvalidArgument, true
+	case errors.Is(err, acl.ErrNotFound):
+		return api.CodeNotFound, true
+	case errors.Is(err, acl.ErrFailedPrecondition):
+		return api.CodeFailedPrecondition, true
 	}
 	return "", false
 }

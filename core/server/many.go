@@ -78,6 +78,10 @@ func (s *Server) AcquireMany(ctx context.Context, in api.AcquireManyRequest) (ap
 	defer cancel()
 	if len(parts) == 1 {
 		res, err := parts[0].node.AcquireMany(ctx, cmd)
+		if errors.Is(err, node.ErrQuotaExceeded) {
+			// Held or queued limits are stamped only for one namespace.
+			err = quotaExceeded(err, res.Blocked, lock.Namespace(in.Resources[0]), in.ClientID, cmd.Quota)
+		}
 		if err != nil {
 			return api.AcquireManyResponse{}, err
 		}
@@ -161,6 +165,9 @@ func (s *Server) acquireCanonical(ctx context.Context, cmd lock.Command, parts [
 			part.WaitMs = max(1, cmd.WaitMs-time.Since(start).Milliseconds())
 		}
 		res, err := p.node.AcquireMany(ctx, part)
+		if errors.Is(err, node.ErrQuotaExceeded) {
+			err = quotaExceeded(err, res.Blocked, lock.Namespace(part.Resources[0]), cmd.ClientID, cmd.Quota)
+		}
 		if err != nil {
 			s.releaseTaken(ctx, taken, granted)
 			return api.AcquireManyResponse{}, err

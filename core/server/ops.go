@@ -9,6 +9,7 @@ import (
 	"github.com/lockstep/lockstep/core/acl"
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/node"
 )
 
 // The operations below are the API behind the HTTP routes, shared by every
@@ -50,6 +51,9 @@ func (s *Server) Acquire(ctx context.Context, in api.AcquireRequest) (api.Acquir
 		return api.AcquireResponse{}, err
 	}
 	res, err := n.Acquire(ctx, cmd)
+	if errors.Is(err, node.ErrQuotaExceeded) {
+		err = quotaExceeded(err, res.Blocked, lock.Namespace(in.Resource), in.ClientID, cmd.Quota)
+	}
 	if err != nil {
 		return api.AcquireResponse{}, err
 	}

@@ -37,6 +37,32 @@ func retryAfter(err error) string {
 	return "1"
 }
 
+// quotaExceeded names, in err (a node.ErrQuotaExceeded), the quota
+// limit the state machine reported (lock.Result.Blocked) for an acquire
+// of namespace ns by client under q, the limits stamped into it: which
+// count, whose, and its value, in the words of the quota API.
+func quotaExceeded(err error, limit, ns, client string, q lock.Quota) error {
+	var who, name string
+	var value uint32
+	switch limit {
+	case lock.LimitHeld:
+		who, name, value = fmt.Sprintf("namespace %q", ns), "max_held", q.Held
+	case lock.LimitQueued:
+		who, name, value = fmt.Sprintf("namespace %q", ns), "max_queued", q.Queued
+	case lock.LimitClientHeld:
+		who, name, value = fmt.Sprintf("client %q in namespace %q", client, ns), "client_max_held", q.ClientHeld
+	case lock.LimitClientQueued:
+		who, name, value = fmt.Sprintf("client %q in namespace %q", client, ns), "client_max_queued", q.ClientQueued
+	default:
+		return err // a leader that does not name its limit yet
+	}
+	counts := "leases and queued requests count"
+	if name == "max_queued" || name == "client_max_queued" {
+		counts = "queued requests count"
+	}
+	return fmt.Errorf("%w: %s is at its %s of %d (%s, per lock shard); nothing changed", err, who, name, value, counts)
+}
+
 // admitAcquire checks an acquire of resources, authorized already, against
 // its namespaces' quotas before it is proposed: it spends one of each
 // namespace's acquires per second, and stamps the namespace's held and

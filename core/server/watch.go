@@ -254,7 +254,7 @@ func watchQuery(r *http.Request) (api.WatchRequest, error) {
 // needs read on every one.
 func (s *Server) authorizeWatch(ctx context.Context, in api.WatchRequest) error {
 	if in.Prefix && strings.IndexByte(in.Resource, lock.NamespaceSeparator) < 0 {
-		return s.policy().AuthorizeEvery(tokenFrom(ctx), acl.RightRead)
+		return s.authorizeEvery(ctx, acl.RightRead)
 	}
 	return s.authorize(ctx, acl.RightRead, in.Resource)
 }
