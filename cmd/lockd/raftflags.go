@@ -31,7 +31,7 @@ func (a *commitPathArgs) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.commitTimeout, "commit-timeout", 0, "Raft: idle time before the leader re-sends AppendEntries to carry the commit index (0: node default 5ms)")
 	fs.BoolVar(&a.noBatchApply, "no-batch-apply", false, "Raft: turn off BatchApplyCh (proposals then reach the leader loop one by one)")
 	fs.IntVar(&a.logCache, "raft-log-cache", 0, "Raft: keep this many recent entries in a raft.LogCache in front of the log store (0: none)")
-	fs.IntVar(&a.proposeDepth, "propose-depth", 0, "entries a shard's leader keeps in Raft at once; commands arriving while that many are in flight go together in the next entry (0: node default 2)")
+	fs.IntVar(&a.proposeDepth, "propose-depth", 0, "entries a shard's leader keeps in Raft at once; commands arriving while that many are in flight go together in the next entry (0: node default 1)")
 	fs.StringVar(&a.walMode, "wal-mode", string(lockd.WALPerGroup), "per-group (a WAL per Raft group) or shared (one WAL per member, one fdatasync for the groups writing at once; needs --log-store wal); fixed once the data dir exists")
 }
 

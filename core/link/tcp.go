@@ -287,11 +287,12 @@ func (t *TCP) serveConn(nc net.Conn) {
 
 // serve runs f's handler and sends its reply on c.
 func (t *TCP) serve(ctx context.Context, c *conn, f frame, stream io.Reader) {
-	h := t.handler(f.kind)
 	var body []byte
-	err := noHandler(f.kind)
-	if h != nil {
+	var err error
+	if h := t.handler(f.kind); h != nil {
 		body, err = h(ctx, Request{Kind: f.kind, Group: f.group, Body: f.body, Stream: stream, StreamSize: f.streamSize})
+	} else {
+		err = noHandler(f.kind)
 	}
 	reply := frame{typ: frameReply, id: f.id, body: body}
 	if err != nil {

@@ -181,7 +181,7 @@ func (c *Config) setDefaults() {
 }
 
 // DefaultProposeDepth is Config.ProposeDepth's default.
-const DefaultProposeDepth = 2
+const DefaultProposeDepth = 1
 
 func (c *Config) validate() error {
 	if err := c.Bug.validate(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -25,18 +26,25 @@ type Config struct {
 	// SnapshotChunk bytes, TimeoutNow ten times.
 	Timeout       time.Duration
 	SnapshotChunk int64
+	// QuietWithin is how recently a follower must have answered this
+	// group for the leader's redundant AppendEntries to it to be answered
+	// here instead of sent (quiet.go); zero sends every one.
+	QuietWithin time.Duration
 }
 
 // DefaultConfig returns the timeouts of hashicorp/raft's NetworkTransport
 // as lockd used them.
 func DefaultConfig(local string) Config {
-	return Config{Local: local, Timeout: 5 * time.Second, SnapshotChunk: 256 << 10}
+	return Config{Local: local, Timeout: 5 * time.Second, SnapshotChunk: 256 << 10, QuietWithin: 100 * time.Millisecond}
 }
 
 // Validate reports a config New cannot run with.
 func (c Config) Validate() error {
 	if c.Local == "" || c.Timeout <= 0 || c.SnapshotChunk <= 0 {
 		return errors.New("raftlink: Local, Timeout and SnapshotChunk are required")
+	}
+	if c.QuietWithin < 0 || c.QuietWithin > c.Timeout {
+		return errors.New("raftlink: QuietWithin must be in 0..Timeout")
 	}
 	return nil
 }
@@ -96,6 +104,10 @@ type Transport struct {
 
 	mu        sync.Mutex
 	heartbeat func(raft.RPC)
+	// followers are what this group's leader knows of each follower's
+	// answers, to keep quiet (quiet.go).
+	followers map[raft.ServerAddress]*follower
+	quieted   atomic.Uint64
 }
 
 var (
@@ -133,9 +145,18 @@ func (t *Transport) AppendEntriesPipeline(raft.ServerID, raft.ServerAddress) (ra
 	return nil, raft.ErrPipelineReplicationNotSupported
 }
 
-// AppendEntries implements raft.Transport.
+// AppendEntries implements raft.Transport. One that would tell a follower
+// nothing new is answered here while the group is quiet (quiet.go).
 func (t *Transport) AppendEntries(_ raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
-	return t.call(target, args, resp, t.net.cfg.Timeout, nil, 0)
+	f := t.follower(target)
+	now := time.Now()
+	if f.quiet(args, now, t.net.cfg.QuietWithin, resp) {
+		t.quieted.Add(1)
+		return nil
+	}
+	err := t.call(target, args, resp, t.net.cfg.Timeout, nil, 0)
+	f.answered(args, resp, err, now)
+	return err
 }
 
 // RequestVote implements raft.Transport.

@@ -127,6 +127,7 @@ func startGroup(t *testing.T, ms []*member, g uint64) {
 		conf.LocalID = raft.ServerID(fmt.Sprint(i))
 		conf.HeartbeatTimeout, conf.ElectionTimeout, conf.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
 		conf.SnapshotThreshold, conf.TrailingLogs = 20, 5
+		conf.CommitTimeout = 5 * time.Millisecond
 		conf.LogOutput = io.Discard
 		trans, err := m.net.Transport(g)
 		if err != nil {
