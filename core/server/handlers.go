@@ -51,6 +51,10 @@ func (s *Server) status(req *request) (any, error) {
 	return s.svc.Status(req.r.Context(), req.query.Get("resource"), stale)
 }
 
+func (s *Server) fence(req *request) (any, error) {
+	return s.svc.Fence(req.r.Context(), req.query.Get("resource"))
+}
+
 func (s *Server) cluster(req *request) (any, error) {
 	local, err := queryBool(req.query, "local")
 	if err != nil {
