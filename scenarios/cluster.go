@@ -17,6 +17,7 @@ import (
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/placement"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 	"github.com/lockstep/lockstep/nemesis"
 	"github.com/lockstep/lockstep/sim"
@@ -218,7 +219,12 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	}
 	// The node's public API and its member link, as lockd serves them.
 	fwd.Serve(0, n)
-	c.net.HandleMember(m.id, map[string]http.Handler{apiPort: server.New(shard.Single(n), server.Config{}).Handler()}, ml)
+	api, err := memberAPI(shard.Single(n))
+	if err != nil {
+		_ = n.Shutdown()
+		return fmt.Errorf("start %s: %w", m.id, err)
+	}
+	c.net.HandleMember(m.id, map[string]http.Handler{apiPort: api}, ml)
 	c.rec.started(m.id, n.Incarnation())
 	c.mu.Lock()
 	m.node, m.transports = n, []*sim.Transport{tr}
@@ -506,4 +512,14 @@ func (c *Cluster) clearFaults() {
 		c.SetDiskFault(id, 0, false)
 		_ = c.Restart(id)
 	}
+}
+
+// memberAPI is a member's public HTTP API over its service, as lockd wires
+// them, with the default limits.
+func memberAPI(h *shard.Host) (http.Handler, error) {
+	svc, err := service.New(h, service.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return server.New(svc, server.Config{}).Handler(), nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/lockstep/lockstep/core/forward"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
-	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/shard"
 	"github.com/lockstep/lockstep/sim"
 )
@@ -61,7 +60,12 @@ func (c *Cluster) startHost(m *member, bootstrap bool) error {
 		}
 		return fmt.Errorf("start %s: %w", m.id, err)
 	}
-	c.net.HandleMember(m.id, map[string]http.Handler{apiPort: server.New(h, server.Config{}).Handler()}, ml)
+	api, err := memberAPI(h)
+	if err != nil {
+		_ = h.Shutdown()
+		return fmt.Errorf("start %s: %w", m.id, err)
+	}
+	c.net.HandleMember(m.id, map[string]http.Handler{apiPort: api}, ml)
 	for g := 1; g <= c.shards; g++ {
 		if n, ok := h.Group(g); ok {
 			c.rec.started(replica(m.id, uint64(g)), n.Incarnation())

@@ -79,7 +79,7 @@ func (e *apiError) Error() string {
 // elsewhere: the member surely did nothing (no leader in time, or too
 // busy to take the request), so the next endpoint may be asked.
 func (e *apiError) elsewhere() bool {
-	return e.body.Code == api.CodeUnavailable || e.body.Code == api.CodeOverloaded
+	return e.body.Code.NotApplied()
 }
 
 // call sends one request, trying the endpoints in turn while a member is

@@ -27,6 +27,7 @@ import (
 	"github.com/lockstep/lockstep/core/lockd"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 )
 
 const usageHead = `lockd serves lockstep, a Raft-replicated lock service with an HTTP/JSON API.
@@ -119,49 +120,50 @@ func printUsage(w io.Writer) {
 	}
 }
 
-// limits are the flags both forms share: state machine bounds and the HTTP
-// front end's limits.
+// limits are the flags both forms share: state machine bounds, the
+// service's limits and the HTTP front end's.
 type limits struct {
-	lock   lock.Config
-	server server.Config
+	lock    lock.Config
+	service service.Config
+	server  server.Config
 }
 
 func (l *limits) register(fs *flag.FlagSet) {
-	l.lock, l.server = lock.DefaultConfig(), server.DefaultConfig()
+	l.lock, l.service, l.server = lock.DefaultConfig(), service.DefaultConfig(), server.DefaultConfig()
 	fs.DurationVar(&l.lock.MinTTL, "min-ttl", l.lock.MinTTL, "smallest lease TTL a client may ask for (all members must agree)")
 	fs.DurationVar(&l.lock.MaxTTL, "max-ttl", l.lock.MaxTTL, "largest lease TTL a client may ask for (all members must agree)")
 	fs.DurationVar(&l.lock.MaxWait, "max-wait", l.lock.MaxWait, "longest acquire wait a client may ask for (all members must agree)")
 	fs.IntVar(&l.lock.MaxResources, "max-resources", l.lock.MaxResources, "most resources in the lock table (held or queued); more is 429 (all members must agree)")
 	fs.IntVar(&l.lock.MaxWaitersPerQueue, "max-waiters", l.lock.MaxWaitersPerQueue, "most queued acquires per resource; more is 429 (all members must agree)")
-	fs.DurationVar(&l.server.RequestTimeout, "request-timeout", l.server.RequestTimeout, "time to reach the leader and commit (a blocking acquire adds its wait)")
+	fs.DurationVar(&l.service.RequestTimeout, "request-timeout", l.service.RequestTimeout, "time to reach the leader and commit (a blocking acquire adds its wait)")
 	fs.DurationVar(&l.server.ReadTimeout, "read-timeout", l.server.ReadTimeout, "time to receive a request's headers, and again its body")
 	fs.DurationVar(&l.server.WriteTimeout, "write-timeout", l.server.WriteTimeout, "time to write a reply after the request's own deadline")
 	fs.DurationVar(&l.server.IdleTimeout, "idle-timeout", l.server.IdleTimeout, "close keep-alive connections idle this long")
-	fs.IntVar(&l.server.MaxInFlight, "max-in-flight", l.server.MaxInFlight, "API requests served at once per member; more get 503 overloaded with Retry-After: 1")
+	fs.IntVar(&l.service.MaxInFlight, "max-in-flight", l.service.MaxInFlight, "API requests served at once per member; more get 503 overloaded with Retry-After: 1")
 	fs.Int64Var(&l.server.MaxBodyBytes, "max-body-bytes", l.server.MaxBodyBytes, "largest request body")
-	fs.DurationVar(&l.server.ReadyLeaderContact, "ready-leader-contact", l.server.ReadyLeaderContact, "/readyz fails when the leader was last heard from longer ago; with ACLs on, token checks fail (503) when the metadata leader was")
-	fs.Uint64Var(&l.server.ReadyApplyLag, "ready-apply-lag", l.server.ReadyApplyLag, "/readyz fails when the applied index trails the leader's commit index by more entries")
-	fs.DurationVar(&l.server.ReadyTimeout, "ready-timeout", l.server.ReadyTimeout, "time a /readyz check (or a stale read not caught up yet) waits to ask each shard's leader how far its log goes and to apply that far")
+	fs.DurationVar(&l.service.ReadyLeaderContact, "ready-leader-contact", l.service.ReadyLeaderContact, "/readyz fails when the leader was last heard from longer ago; with ACLs on, token checks fail (503) when the metadata leader was")
+	fs.Uint64Var(&l.service.ReadyApplyLag, "ready-apply-lag", l.service.ReadyApplyLag, "/readyz fails when the applied index trails the leader's commit index by more entries")
+	fs.DurationVar(&l.service.ReadyTimeout, "ready-timeout", l.service.ReadyTimeout, "time a /readyz check (or a stale read not caught up yet) waits to ask each shard's leader how far its log goes and to apply that far")
 }
 
-// check refuses values the server would otherwise replace by a default.
+// check refuses values the service or server would otherwise replace by a
+// default.
 func (l *limits) check() error {
 	for name, d := range map[string]time.Duration{
-		"request-timeout": l.server.RequestTimeout, "read-timeout": l.server.ReadTimeout,
+		"request-timeout": l.service.RequestTimeout, "read-timeout": l.server.ReadTimeout,
 		"write-timeout": l.server.WriteTimeout, "idle-timeout": l.server.IdleTimeout,
-		"ready-leader-contact": l.server.ReadyLeaderContact, "ready-timeout": l.server.ReadyTimeout,
+		"ready-leader-contact": l.service.ReadyLeaderContact, "ready-timeout": l.service.ReadyTimeout,
 	} {
 		if d <= 0 {
 			return fmt.Errorf("--%s must be > 0", name)
 		}
 	}
-	if l.server.MaxInFlight <= 0 || l.server.MaxBodyBytes <= 0 || l.server.ReadyApplyLag == 0 {
+	if l.service.MaxInFlight <= 0 || l.server.MaxBodyBytes <= 0 || l.service.ReadyApplyLag == 0 {
 		return errors.New("--max-in-flight, --max-body-bytes and --ready-apply-lag must be > 0")
 	}
 	if err := l.lock.Validate(); err != nil {
 		return fmt.Errorf("limits: %w", err)
 	}
-	l.server.MaxWait = l.lock.MaxWait
 	return nil
 }
 

@@ -66,14 +66,14 @@ func TestLimitFlagsReachTheConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, s := opts.Lock, opts.Server
+	l, v, s := opts.Lock, opts.Service, opts.Server
 	if l.MaxResources != 5 || l.MaxWaitersPerQueue != 7 || l.MaxWait != time.Minute || l.MinTTL != 10*time.Millisecond ||
 		l.MaxTTL != 2*time.Minute {
 		t.Errorf("lock config = %+v", l)
 	}
-	if s.MaxInFlight != 3 || s.ReadTimeout != time.Second || s.WriteTimeout != 2*time.Second ||
-		s.IdleTimeout != 3*time.Second || s.RequestTimeout != 4*time.Second {
-		t.Errorf("server config = %+v", s)
+	if v.MaxInFlight != 3 || s.ReadTimeout != time.Second || s.WriteTimeout != 2*time.Second ||
+		s.IdleTimeout != 3*time.Second || v.RequestTimeout != 4*time.Second {
+		t.Errorf("service config = %+v, server config = %+v", v, s)
 	}
 }
 
@@ -84,8 +84,8 @@ func TestDevTakesTheLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.settings.limits.lock.MaxResources != 9 || c.settings.limits.lock.MaxWaitersPerQueue != 4 || c.settings.limits.server.MaxInFlight != 8 ||
-		c.settings.limits.lock.MaxWait != 30*time.Second || c.settings.limits.server.MaxWait != 30*time.Second {
+	if c.settings.limits.lock.MaxResources != 9 || c.settings.limits.lock.MaxWaitersPerQueue != 4 || c.settings.limits.service.MaxInFlight != 8 ||
+		c.settings.limits.lock.MaxWait != 30*time.Second {
 		t.Fatalf("dev limits = %+v", c.settings.limits)
 	}
 }

@@ -36,14 +36,14 @@ func (s *memberSettings) check() error {
 	if err := s.observe.check(); err != nil {
 		return err
 	}
-	s.limits.server.Namespaces, s.limits.server.NamespaceLimit = s.observe.namespaceList(), s.observe.nsLimit
+	s.limits.service.Namespaces, s.limits.service.NamespaceLimit = s.observe.namespaceList(), s.observe.nsLimit
 	return nil
 }
 
 // apply fills the member options these flags own. Tune gets the
 // commit-path knobs; a member process adds its Raft timing on top.
 func (s *memberSettings) apply(o *lockd.Options) {
-	o.Lock, o.Server = s.limits.lock, s.limits.server
+	o.Lock, o.Service, o.Server = s.limits.lock, s.limits.service, s.limits.server
 	o.RaftLogs, o.LogStore = raftLogs(s.raftLog), lockd.LogStoreKind(s.logStore)
 	o.ACLBootstrapToken, o.Trace = s.acl.token(), s.observe.trace
 	o.Tune = s.commitPath.tune

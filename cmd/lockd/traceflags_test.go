@@ -13,14 +13,14 @@ import (
 func TestObservabilityFlags(t *testing.T) {
 	base := []string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d", "--peers", "n1=127.0.0.1:7170", "--insecure"}
 	opts, err := parseMember(base)
-	if err != nil || opts.Trace.Endpoint != "" || opts.Trace.Sample != 1 || opts.Server.Namespaces != nil {
+	if err != nil || opts.Trace.Endpoint != "" || opts.Trace.Sample != 1 || opts.Service.Namespaces != nil {
 		t.Fatalf("defaults: %+v %v", opts.Trace, err)
 	}
 	opts, err = parseMember(append(base, "--otlp-endpoint", "collector:4318", "--trace-sample", "0.25",
 		"--metrics-namespaces", "billing, jobs", "--metrics-namespace-limit", "5"))
 	if err != nil || opts.Trace.Endpoint != "collector:4318" || opts.Trace.Sample != 0.25 ||
-		!slices.Equal(opts.Server.Namespaces, []string{"billing", "jobs"}) || opts.Server.NamespaceLimit != 5 {
-		t.Fatalf("set: trace %+v, namespaces %q limit %d, err %v", opts.Trace, opts.Server.Namespaces, opts.Server.NamespaceLimit, err)
+		!slices.Equal(opts.Service.Namespaces, []string{"billing", "jobs"}) || opts.Service.NamespaceLimit != 5 {
+		t.Fatalf("set: trace %+v, namespaces %q limit %d, err %v", opts.Trace, opts.Service.Namespaces, opts.Service.NamespaceLimit, err)
 	}
 	for _, tc := range []struct {
 		args []string

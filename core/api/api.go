@@ -183,6 +183,18 @@ type StatusResponse struct {
 	CaughtUp *bool `json:"caught_up,omitempty"`
 }
 
+// FenceResponse is the reply of GET /lock/fence?resource=R: read through
+// the log, like status.
+type FenceResponse struct {
+	Resource string `json:"resource"`
+	// HolderTokenMax is the highest fencing token among R's current
+	// holders, 0 when nobody holds R. It is not the highest token ever
+	// granted on R: the state machine keeps no per-resource mark, so once
+	// the last holder is gone it is 0 again.
+	HolderTokenMax uint64 `json:"holder_token_max"`
+	LogTime        int64  `json:"log_time"`
+}
+
 // Node is one member in a ClusterResponse.
 type Node struct {
 	ID       string `json:"id"`
@@ -352,6 +364,8 @@ const (
 	// requests (see README); PathHealth is the same check.
 	PathReady  = "/readyz"
 	PathHealth = "/healthz"
+	// PathFence answers a resource's highest holder token (FenceResponse).
+	PathFence = "/lock/fence"
 )
 
 // Paths of the ACL administration API (an admin token's, except

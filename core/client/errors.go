@@ -100,10 +100,16 @@ func newAPIError(status int, body []byte) *APIError {
 }
 
 // retryable tells whether another attempt may succeed: network failures,
-// timeouts, undecodable replies and 5xx are transient; 4xx are final.
+// timeouts and undecodable replies are transient; an API error is as its
+// code's class says (api.Code.Retryable: surely not applied, or outcome
+// unknown, which the request id settles); a reply that is not an API error
+// (a proxy's) is transient when it is a 5xx.
 func retryable(err error) bool {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
+		if apiErr.Code != "" {
+			return apiErr.Code.Retryable()
+		}
 		return apiErr.Status >= 500
 	}
 	return true

@@ -12,6 +12,7 @@ import (
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 )
 
@@ -22,7 +23,11 @@ func realServer(t *testing.T, shards int) string {
 	for range shards {
 		groups = append(groups, nodetest.New(t, 1, nil).Nodes[0])
 	}
-	ts := httptest.NewServer(server.New(shard.Fixed("n1", groups), server.Config{}).Handler())
+	svc, err := service.New(shard.Fixed("n1", groups), service.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(server.New(svc, server.Config{}).Handler())
 	t.Cleanup(ts.Close)
 	return ts.URL
 }

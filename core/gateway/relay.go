@@ -200,10 +200,10 @@ func (g *Gateway) attempt(ctx context.Context, addr string, c call) outcome {
 	switch {
 	case resp.StatusCode == http.StatusMisdirectedRequest:
 		return outcome{answer: a, retry: "not_leader"}
-	case resp.StatusCode == http.StatusServiceUnavailable && a.code() == api.CodeUnavailable:
-		return outcome{answer: a, retry: "unavailable"}
-	case resp.StatusCode == http.StatusServiceUnavailable && a.code() == api.CodeOverloaded:
-		return outcome{answer: a, retry: "overloaded"}
+	case resp.StatusCode == http.StatusServiceUnavailable && a.code().NotApplied():
+		// unavailable or overloaded: nothing was done, another member may
+		// serve it. The code names the retry.
+		return outcome{answer: a, retry: string(a.code())}
 	}
 	return outcome{answer: a}
 }

@@ -130,8 +130,8 @@ func (g *Gateway) openWatch(ctx context.Context, addr string, c call, timeout ti
 			break
 		}
 		o = outcome{answer: answer{status: resp.StatusCode, header: resp.Header, body: body}}
-		if resp.StatusCode == http.StatusServiceUnavailable && o.answer.code() == api.CodeUnavailable {
-			o.retry = "unavailable"
+		if resp.StatusCode == http.StatusServiceUnavailable && o.answer.code().NotApplied() {
+			o.retry = string(o.answer.code())
 		}
 	}
 	cancel()

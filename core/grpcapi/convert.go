@@ -4,12 +4,12 @@ import (
 	"fmt"
 
 	"github.com/lockstep/lockstep/core/api"
-	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/service"
 	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
 
 // The conversions between the proto messages and the core/api types that
-// core/server's operations take. Unspecified enums become "", the HTTP
+// core/service's operations take. Unspecified enums become "", the HTTP
 // default; values no release knows are refused here, as HTTP refuses an
 // unknown mode string.
 
@@ -26,7 +26,7 @@ func acquireRequest(in *lockstepv1.AcquireRequest) (api.AcquireRequest, error) {
 	case lockstepv1.Policy_POLICY_THROUGHPUT:
 		policy = api.Throughput
 	default:
-		return api.AcquireRequest{}, fmt.Errorf("%w: unknown policy %d", lock.ErrInvalid, p)
+		return api.AcquireRequest{}, fmt.Errorf("%w: unknown policy %d", service.ErrInvalid, p)
 	}
 	return api.AcquireRequest{
 		Resource: in.GetResource(), ClientID: in.GetClientId(), TTL: in.GetTtlMs(), Mode: mode,
@@ -43,7 +43,7 @@ func modeToAPI(m lockstepv1.Mode) (api.Mode, error) {
 	case lockstepv1.Mode_MODE_SHARED:
 		return api.Shared, nil
 	}
-	return "", fmt.Errorf("%w: unknown mode %d", lock.ErrInvalid, m)
+	return "", fmt.Errorf("%w: unknown mode %d", service.ErrInvalid, m)
 }
 
 func modeFromAPI(m api.Mode) lockstepv1.Mode {

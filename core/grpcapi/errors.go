@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lockstep/lockstep/core/api"
-	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 )
 
 // ErrorDomain is the google.rpc.ErrorInfo domain of lockstep's errors.
@@ -53,7 +53,7 @@ func Code(c api.Code) codes.Code {
 // toStatus turns an operation's error into the status the call ends with:
 // the gRPC code of its API code, and the API error in an ErrorInfo.
 func toStatus(err error) error {
-	ae := server.Classify(err)
+	ae := service.Classify(err)
 	code := Code(ae.Code)
 	if ae.Code == api.CodeInternal {
 		// The caller left or its deadline passed before anything was

@@ -12,7 +12,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
-	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 )
 
 // Goal: every error an operation can return reaches a gRPC client as the
@@ -33,7 +33,7 @@ func TestErrorsCarryTheAPICode(t *testing.T) {
 		{ended, api.CodeLeaseEnded, codes.FailedPrecondition},
 		{node.ErrQueueFull, api.CodeResourceExhausted, codes.ResourceExhausted},
 		{node.ErrUnavailable, api.CodeUnavailable, codes.Unavailable},
-		{fmt.Errorf("%w: 1 at once", server.ErrOverloaded), api.CodeOverloaded, codes.Unavailable},
+		{fmt.Errorf("%w: 1 at once", service.ErrOverloaded), api.CodeOverloaded, codes.Unavailable},
 		{node.ErrIndeterminate, api.CodeOutcomeUnknown, codes.DeadlineExceeded},
 		{fmt.Errorf("%w: token x", acl.ErrNotFound), api.CodeNotFound, codes.NotFound},
 		{fmt.Errorf("%w: last admin", acl.ErrFailedPrecondition), api.CodeFailedPrecondition, codes.FailedPrecondition},

@@ -1,9 +1,10 @@
-// Package grpcapi is lockstep's gRPC front end (proto/lockstep/v1): the
-// same operations as the HTTP/JSON API, run by the same core/server code
-// (validation, shard routing, deadlines, the in-flight bound, error
-// classes), plus what only a stream can do: an acquire that reports its
-// queue position while it waits, and keep-alive of many leases over one
-// stream.
+// Package grpcapi is lockstep's gRPC front end (proto/lockstep/v1) over
+// core/service: the same operations as the HTTP/JSON front end, run by the
+// same service (validation, shard routing, deadlines, the in-flight
+// bound, error classes), plus what only a stream can do: an acquire that
+// reports its queue position while it waits, and keep-alive of many
+// leases over one stream. It converts protos to and from the core/api
+// types and API errors to gRPC statuses; nothing more.
 package grpcapi
 
 import (
@@ -15,8 +16,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/lockstep/lockstep/core/api"
-	"github.com/lockstep/lockstep/core/server"
-	"github.com/lockstep/lockstep/core/shard"
+	"github.com/lockstep/lockstep/core/service"
 	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
 
@@ -31,8 +31,7 @@ const (
 // Service implements lockstepv1.LockServer for one member.
 type Service struct {
 	lockstepv1.UnimplementedLockServer
-	api     *server.Server
-	host    *shard.Host
+	svc     *service.Service
 	changes *Changes
 	// health is the grpc.health.v1 service NewServer registers.
 	health *healthService
@@ -40,19 +39,18 @@ type Service struct {
 
 var _ lockstepv1.LockServer = (*Service)(nil)
 
-// New serves the member behind srv (its HTTP front end, whose operations
-// it shares) and host. changes must see every event the member's shards
-// apply (lockd chains it into node.Config.OnEvent); it drives the queue
-// positions of AcquireStream.
-func New(srv *server.Server, host *shard.Host, changes *Changes) *Service {
-	if srv == nil || host == nil || changes == nil {
-		panic("grpcapi.New: nil server, host or changes")
+// New serves the operations of svc. changes must see every event the
+// member's shards apply (lockd chains it into node.Config.OnEvent); it
+// drives the queue positions of AcquireStream.
+func New(svc *service.Service, changes *Changes) *Service {
+	if svc == nil || changes == nil {
+		panic("grpcapi.New: nil service or changes")
 	}
 	ready := func() bool {
-		_, ok := srv.Ready(context.Background())
+		_, ok := svc.Ready(context.Background())
 		return ok
 	}
-	return &Service{api: srv, host: host, changes: changes, health: newHealthService(ready, healthInterval)}
+	return &Service{svc: svc, changes: changes, health: newHealthService(ready, healthInterval)}
 }
 
 // NewServer returns a grpc.Server with lockstep's connection limits and
@@ -78,7 +76,7 @@ func (s *Service) EndHealth() { s.health.shutdown() }
 
 // admit runs fn holding one of the member's in-flight tokens.
 func admit[T any](s *Service, fn func() (T, error)) (T, error) {
-	done, err := s.api.Admit()
+	done, err := s.svc.Admit()
 	if err != nil {
 		var zero T
 		return zero, toStatus(err)
@@ -99,7 +97,7 @@ func (s *Service) Acquire(ctx context.Context, in *lockstepv1.AcquireRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		out, err := s.api.Acquire(ctx, req)
+		out, err := s.svc.Acquire(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +108,7 @@ func (s *Service) Acquire(ctx context.Context, in *lockstepv1.AcquireRequest) (*
 // Release implements lockstepv1.LockServer.
 func (s *Service) Release(ctx context.Context, in *lockstepv1.ReleaseRequest) (*lockstepv1.ReleaseResponse, error) {
 	return admit(s, func() (*lockstepv1.ReleaseResponse, error) {
-		out, err := s.api.Release(ctx, api.ReleaseRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId()})
+		out, err := s.svc.Release(ctx, api.ReleaseRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId()})
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +119,7 @@ func (s *Service) Release(ctx context.Context, in *lockstepv1.ReleaseRequest) (*
 // Renew implements lockstepv1.LockServer.
 func (s *Service) Renew(ctx context.Context, in *lockstepv1.RenewRequest) (*lockstepv1.RenewResponse, error) {
 	return admit(s, func() (*lockstepv1.RenewResponse, error) {
-		out, err := s.api.Renew(ctx, api.RenewRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId(), TTL: in.GetTtlMs()})
+		out, err := s.svc.Renew(ctx, api.RenewRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId(), TTL: in.GetTtlMs()})
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +130,7 @@ func (s *Service) Renew(ctx context.Context, in *lockstepv1.RenewRequest) (*lock
 // Status implements lockstepv1.LockServer.
 func (s *Service) Status(ctx context.Context, in *lockstepv1.StatusRequest) (*lockstepv1.StatusResponse, error) {
 	return admit(s, func() (*lockstepv1.StatusResponse, error) {
-		out, err := s.api.Status(ctx, in.GetResource(), in.GetStale())
+		out, err := s.svc.Status(ctx, in.GetResource(), in.GetStale())
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +141,7 @@ func (s *Service) Status(ctx context.Context, in *lockstepv1.StatusRequest) (*lo
 // Cluster implements lockstepv1.LockServer.
 func (s *Service) Cluster(ctx context.Context, in *lockstepv1.ClusterRequest) (*lockstepv1.ClusterResponse, error) {
 	return admit(s, func() (*lockstepv1.ClusterResponse, error) {
-		out, err := s.api.Cluster(ctx, in.GetLocal())
+		out, err := s.svc.Cluster(ctx, in.GetLocal())
 		if err != nil {
 			return nil, err
 		}

@@ -20,7 +20,7 @@ const healthInterval = time.Second
 var healthServices = []string{"", lockstepv1.Lock_ServiceDesc.ServiceName}
 
 // healthService is grpc.health.v1 for one member: SERVING while ready
-// (server.Server.Ready, the check of /readyz), NOT_SERVING otherwise.
+// (service.Service.Ready, the check of /readyz), NOT_SERVING otherwise.
 // grpc-go's health.Server keeps the statuses and feeds Watch streams;
 // this reads readiness when asked instead of waiting for someone to set it.
 type healthService struct {

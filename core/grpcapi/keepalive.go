@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/lockstep/lockstep/core/api"
-	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
 
@@ -57,17 +57,17 @@ func (s *Service) KeepAlive(stream lockstepv1.Lock_KeepAliveServer) error {
 // request.
 func (s *Service) keepAliveOne(ctx context.Context, in *lockstepv1.KeepAliveRequest) *lockstepv1.KeepAliveResponse {
 	resp := &lockstepv1.KeepAliveResponse{Resource: in.GetResource(), LeaseId: in.GetLeaseId()}
-	done, err := s.api.Admit()
+	done, err := s.svc.Admit()
 	if err == nil {
 		defer done()
 		var out api.RenewResponse
-		out, err = s.api.Renew(ctx, api.RenewRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId(), TTL: in.GetTtlMs()})
+		out, err = s.svc.Renew(ctx, api.RenewRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId(), TTL: in.GetTtlMs()})
 		if err == nil {
 			resp.ExpiresInMs, resp.FencingToken, resp.LogTimeMs = out.ExpiresIn, out.FencingToken, out.LogTime
 			return resp
 		}
 	}
-	ae := server.Classify(err)
+	ae := service.Classify(err)
 	resp.Error = &lockstepv1.Error{Code: string(ae.Code), Message: ae.Error}
 	return resp
 }

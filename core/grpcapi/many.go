@@ -5,12 +5,12 @@ import (
 	"fmt"
 
 	"github.com/lockstep/lockstep/core/api"
-	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/service"
 	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
 
-// AcquireMany implements lockstepv1.LockServer with the HTTP route's code
-// (core/server.AcquireMany): atomic on one shard, canonical or
+// AcquireMany implements lockstepv1.LockServer with the service's operation
+// (service.AcquireMany): atomic on one shard, canonical or
 // cross_shard on several.
 func (s *Service) AcquireMany(ctx context.Context, in *lockstepv1.AcquireManyRequest) (*lockstepv1.AcquireManyResponse, error) {
 	return admit(s, func() (*lockstepv1.AcquireManyResponse, error) {
@@ -18,7 +18,7 @@ func (s *Service) AcquireMany(ctx context.Context, in *lockstepv1.AcquireManyReq
 		if err != nil {
 			return nil, err
 		}
-		out, err := s.api.AcquireMany(ctx, req)
+		out, err := s.svc.AcquireMany(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -37,7 +37,7 @@ func acquireManyRequest(in *lockstepv1.AcquireManyRequest) (api.AcquireManyReque
 	case lockstepv1.Order_ORDER_CANONICAL:
 		order = api.OrderCanonical
 	default:
-		return api.AcquireManyRequest{}, fmt.Errorf("%w: unknown order %d", lock.ErrInvalid, o)
+		return api.AcquireManyRequest{}, fmt.Errorf("%w: unknown order %d", service.ErrInvalid, o)
 	}
 	return api.AcquireManyRequest{
 		Resources: in.GetResources(), ClientID: in.GetClientId(), TTL: in.GetTtlMs(), Mode: one.Mode,

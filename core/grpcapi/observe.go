@@ -8,59 +8,51 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/lockstep/lockstep/core/server"
-	"github.com/lockstep/lockstep/core/tracing"
+	"github.com/lockstep/lockstep/core/service"
 	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
 
 // Observed are the server options that give every lock API call what an
-// HTTP request gets from core/server: a server span, child of the caller's
-// traceparent (metadata), and after the call a log line and a namespace
-// count (server.Observe). t may be nil (tracing off).
-func Observed(api *server.Server, t *tracing.Tracer) []grpc.ServerOption {
-	o := observer{api: api, t: t, names: new(sync.Map)}
+// HTTP request gets: the service's observation (service.Observe: a server
+// span, child of the caller's traceparent in the metadata, and after the
+// call a log line and a namespace count).
+func Observed(svc *service.Service) []grpc.ServerOption {
+	o := observer{svc: svc, ops: new(sync.Map)}
 	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(o.unary), grpc.ChainStreamInterceptor(o.stream)}
 }
 
 type observer struct {
-	api *server.Server
-	t   *tracing.Tracer
-	// names caches each method's op and span name (a few methods, built
-	// once each instead of per call).
-	names *sync.Map
+	svc *service.Service
+	// ops caches each method's op name (a few methods, built once each
+	// instead of per call).
+	ops *sync.Map
 }
 
-// begin starts a call's span and bookkeeping; end finishes both with the
-// call's error.
+// begin starts a call's observation; end finishes it with the call's
+// error.
 func (o observer) begin(ctx context.Context, method string) (context.Context, func(error)) {
-	v, ok := o.names.Load(method)
+	v, ok := o.ops.Load(method)
 	if !ok {
-		op := opName(method)
-		v, _ = o.names.LoadOrStore(method, [2]string{op, "lockstep " + op})
+		v, _ = o.ops.LoadOrStore(method, opName(method))
 	}
-	names := v.([2]string)
-	op := names[0]
-	ctx = o.t.ExtractIncoming(ctx)
-	ctx, span := o.t.Start(ctx, names[1], trace.SpanKindServer)
-	if span.IsRecording() {
-		span.SetAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.method", method))
+	ctx = o.svc.Tracer().ExtractIncoming(ctx)
+	ctx, call := o.svc.Observe(ctx, v.(string))
+	if call.Span.IsRecording() {
+		call.Span.SetAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.method", method))
 	}
-	ctx, done := o.api.Observe(ctx, op)
 	return ctx, func(err error) {
 		code := status.Code(err)
-		if span.IsRecording() {
-			span.SetAttributes(attribute.String("rpc.grpc.status_code", code.String()))
+		if call.Span.IsRecording() {
+			call.Span.SetAttributes(attribute.String("rpc.grpc.status_code", code.String()))
 			if err != nil {
-				span.SetStatus(codes.Error, err.Error())
+				call.Span.SetStatus(codes.Error, err.Error())
 			}
 		}
-		span.End()
-		done(code.String(), code == grpccodes.Internal || code == grpccodes.DeadlineExceeded)
+		call.End(code.String(), code == grpccodes.Internal || code == grpccodes.DeadlineExceeded)
 	}
 }
 
@@ -89,6 +81,8 @@ type contextStream struct {
 	grpc.ServerStream
 	ctx context.Context
 }
+
+var _ grpc.ServerStream = (*contextStream)(nil)
 
 func (s *contextStream) Context() context.Context { return s.ctx }
 

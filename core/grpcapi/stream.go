@@ -6,7 +6,7 @@ import (
 
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/service"
 	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
 
@@ -29,7 +29,7 @@ type acquireOutcome struct {
 // from the queue through the log (node.Acquire's give-up), and the handler
 // returns only after that, so no wait outlives its stream.
 func (s *Service) AcquireStream(in *lockstepv1.AcquireRequest, stream lockstepv1.Lock_AcquireStreamServer) error {
-	done, err := s.api.Admit()
+	done, err := s.svc.Admit()
 	if err != nil {
 		return toStatus(err)
 	}
@@ -42,7 +42,7 @@ func (s *Service) AcquireStream(in *lockstepv1.AcquireRequest, stream lockstepv1
 	changed, stop := s.changes.Watch(req.Resource)
 	defer stop()
 	queued := make(chan queuedAt, 1)
-	ctx := node.OnQueued(stream.Context(), func(id lock.LeaseID, position int) {
+	ctx := service.OnQueued(stream.Context(), func(id lock.LeaseID, position int) {
 		select {
 		case queued <- queuedAt{id: id, position: position}:
 		default: // Acquire reports once; never block it
@@ -50,7 +50,7 @@ func (s *Service) AcquireStream(in *lockstepv1.AcquireRequest, stream lockstepv1
 	})
 	result := make(chan acquireOutcome, 1)
 	go func() {
-		out, err := s.api.Acquire(ctx, req)
+		out, err := s.svc.Acquire(ctx, req)
 		result <- acquireOutcome{out: out, err: err}
 	}()
 	return s.acquireStreamLoop(stream, req.Resource, queued, changed, result)
@@ -80,14 +80,14 @@ func (s *Service) acquireStreamLoop(stream lockstepv1.Lock_AcquireStreamServer, 
 			// This member may already have applied later entries (or, a
 			// follower, not yet the enqueue): prefer its state when it has
 			// the request.
-			if p := s.position(resource, q.id); p > 0 {
+			if p := s.svc.QueuePosition(resource, q.id); p > 0 {
 				report(p)
 			} else {
 				report(q.position)
 			}
 		case <-changed:
 			if waiting != nil {
-				report(s.position(resource, *waiting))
+				report(s.svc.QueuePosition(resource, *waiting))
 			}
 		case o := <-result:
 			if o.err != nil {
@@ -99,21 +99,6 @@ func (s *Service) acquireStreamLoop(stream lockstepv1.Lock_AcquireStreamServer, 
 			return stream.Send(&lockstepv1.AcquireEvent{Event: &lockstepv1.AcquireEvent_Result{Result: acquireResponse(o.out)}})
 		}
 	}
-}
-
-// position is id's 1-based place in resource's queue as this member has
-// applied it, 0 when it is not queued here.
-func (s *Service) position(resource string, id lock.LeaseID) int {
-	n, _, err := s.host.For(resource)
-	if err != nil {
-		return 0
-	}
-	for i, w := range n.LocalStatus(resource).Queue {
-		if w.ID == id {
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // ctxErr is the status of a stream whose caller left.

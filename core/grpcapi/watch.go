@@ -17,8 +17,8 @@ var watchKinds = map[string]lockstepv1.WatchEventKind{
 	"cancel":  lockstepv1.WatchEventKind_WATCH_EVENT_KIND_CANCEL,
 }
 
-// Watch implements lockstepv1.LockServer with the HTTP route's code
-// (core/server.Watch), served from this member's applied log. Like that
+// Watch implements lockstepv1.LockServer with the service's operation
+// (service.Watch), served from this member's applied log. Like the HTTP
 // route it holds no in-flight token: each shard bounds its watchers.
 func (s *Service) Watch(in *lockstepv1.WatchRequest, stream lockstepv1.Lock_WatchServer) error {
 	req := api.WatchRequest{Resource: in.GetResource(), Prefix: in.GetPrefix()}
@@ -28,7 +28,7 @@ func (s *Service) Watch(in *lockstepv1.WatchRequest, stream lockstepv1.Lock_Watc
 			req.Start[int(sh)] = idx
 		}
 	}
-	err := s.api.Watch(stream.Context(), req, func(m api.WatchMessage) error {
+	err := s.svc.Watch(stream.Context(), req, func(m api.WatchMessage) error {
 		if err := stream.Send(watchResponse(m)); err != nil {
 			return fmt.Errorf("send watch message: %w", err)
 		}

@@ -8,10 +8,12 @@ import (
 )
 
 // TestDependencyBoundaries: goal — the production server links no
-// fault-injection machinery, and the simulator links no disk store (it must
+// fault-injection machinery, the simulator links no disk store (it must
 // build for wasip1 and run deterministically, and bbolt/the WAL have no
-// business there). Method: `go list -deps` each command and look for the
-// packages that must stay out; skipped where the go tool is missing.
+// business there), the two front ends do not import each other and the Go
+// client links no server code. Method: `go list -deps` each command or
+// package and look for the packages that must stay out; skipped where the
+// go tool is missing.
 func TestDependencyBoundaries(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -29,6 +31,13 @@ func TestDependencyBoundaries(t *testing.T) {
 			// Tracing in the simulator is the no-op API only: no SDK, no exporter.
 			"github.com/lockstep/lockstep/core/tracing/otlp", "go.opentelemetry.io/otel/sdk/trace",
 		}},
+		// The front ends are thin over core/service, and neither reaches
+		// into the other.
+		{"github.com/lockstep/lockstep/core/grpcapi", []string{"github.com/lockstep/lockstep/core/server"}},
+		{"github.com/lockstep/lockstep/core/server", []string{"github.com/lockstep/lockstep/core/grpcapi"}},
+		// The Go client stays light: the wire types, none of the server.
+		{"github.com/lockstep/lockstep/core/client", []string{"github.com/lockstep/lockstep/core/service",
+			"github.com/lockstep/lockstep/core/server", "github.com/lockstep/lockstep/core/node", "github.com/hashicorp/raft"}},
 	}
 	for _, c := range cases {
 		out, err := exec.Command(goTool, "list", "-deps", c.cmd).Output()

@@ -13,9 +13,7 @@ import (
 	"github.com/lockstep/lockstep/core/grpcapi"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
-	"github.com/lockstep/lockstep/core/server"
-	"github.com/lockstep/lockstep/core/shard"
-	"github.com/lockstep/lockstep/core/tracing"
+	"github.com/lockstep/lockstep/core/service"
 )
 
 // grpcFront is a member's gRPC API (Options.GRPCAddr). It listens before
@@ -23,7 +21,7 @@ import (
 type grpcFront struct {
 	ln      net.Listener
 	changes *grpcapi.Changes
-	api     *server.Server
+	ops     *service.Service // the member's, shared with HTTP
 	svc     *grpcapi.Service
 	srv     *grpc.Server
 	done    chan struct{}
@@ -56,23 +54,23 @@ func (f *grpcFront) tune(cfg *node.Config) {
 	}
 }
 
-// serve starts serving the member's API over gRPC, over TLS when cfg is
-// set; tracer may be nil.
-func (f *grpcFront) serve(api *server.Server, h *shard.Host, logger *slog.Logger, cfg *tls.Config, tracer *tracing.Tracer) {
+// serve starts serving svc's operations over gRPC, over TLS when cfg is
+// set.
+func (f *grpcFront) serve(svc *service.Service, logger *slog.Logger, cfg *tls.Config) {
 	if f == nil {
 		return
 	}
-	f.api = api
-	opts := append(grpcAuth(), grpcapi.Observed(api, tracer)...)
+	f.ops = svc
+	opts := append(grpcAuth(), grpcapi.Observed(svc)...)
 	if cfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
 	}
-	f.svc = grpcapi.New(api, h, f.changes)
+	f.svc = grpcapi.New(svc, f.changes)
 	f.srv = grpcapi.NewServer(f.svc, opts...)
 	go func() {
 		defer close(f.done)
 		if err := f.srv.Serve(f.ln); err != nil {
-			logger.Error("grpc server stopped", "node", h.ID(), "err", err)
+			logger.Error("grpc server stopped", "node", svc.NodeID(), "err", err)
 		}
 	}()
 }
@@ -86,7 +84,7 @@ func (f *grpcFront) stop(ctx context.Context) error {
 		return f.ln.Close()
 	}
 	// Graceful stop waits for every stream; watches would never end.
-	f.api.EndWatches()
+	f.ops.EndWatches()
 	f.svc.EndHealth()
 	err := grpcapi.Stop(ctx, f.srv)
 	<-f.done

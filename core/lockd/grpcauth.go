@@ -6,14 +6,13 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 )
 
 // grpcAuth puts the "authorization: Bearer <token>" metadata of every call
-// into its context, where the shared operations (core/server) check it as
-// they do for HTTP; streams (AcquireStream, KeepAlive) run those
-// operations too. A call with its own check (a future Watch) uses
-// server.Authorize with the same context.
+// into its context, where the service's operations check it as they do
+// for HTTP; streams (AcquireStream, KeepAlive, Watch) run those operations
+// too.
 func grpcAuth() []grpc.ServerOption {
 	unary := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 		return next(withGRPCToken(ctx), req)
@@ -27,7 +26,7 @@ func grpcAuth() []grpc.ServerOption {
 func withGRPCToken(ctx context.Context) context.Context {
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, v := range md.Get("authorization") {
-		return server.WithToken(ctx, server.BearerToken(v))
+		return service.WithToken(ctx, service.BearerToken(v))
 	}
 	return ctx
 }
@@ -37,5 +36,7 @@ type authStream struct {
 	grpc.ServerStream
 	ctx context.Context
 }
+
+var _ grpc.ServerStream = (*authStream)(nil)
 
 func (s *authStream) Context() context.Context { return s.ctx }

@@ -1,6 +1,7 @@
 // Package lockd assembles a runnable lockstep member on real TCP: Raft
-// transport, durable stores (the WAL or raft-boltdb), node and HTTP API. cmd/lockd, the end-to-end tests
-// and the benchmarks start members through it.
+// transport, durable stores (the WAL or raft-boltdb), nodes, the service
+// (core/service) and its HTTP and gRPC front ends. cmd/lockd, the
+// end-to-end tests and the benchmarks start members through it.
 package lockd
 
 import (
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 	"github.com/lockstep/lockstep/core/stages"
 	"github.com/lockstep/lockstep/core/tracing"
@@ -54,6 +57,8 @@ type Options struct {
 	Peers     []node.Peer
 	Bootstrap bool
 	Lock      lock.Config
+	// Service tunes the API operations (zero fields keep their defaults).
+	Service service.Config
 	// Server tunes the HTTP front end (zero fields keep its defaults).
 	Server   server.Config
 	Logger   *slog.Logger
@@ -129,6 +134,10 @@ func Start(opts Options) (_ *Member, err error) {
 	}
 	if opts.SpreadInterval == 0 {
 		opts.SpreadInterval = 2 * time.Second
+	}
+	// Refused here, before any group starts, rather than by service.New.
+	if err := opts.Service.WithDefaults().Validate(); err != nil {
+		return nil, fmt.Errorf("service config: %w", err)
 	}
 	bootstrap, err := bootstrapToken(opts.ACLBootstrapToken)
 	if err != nil {
@@ -241,15 +250,26 @@ func Start(opts Options) (_ *Member, err error) {
 		_ = closeSharedWAL(sharedWAL)
 		return nil, err
 	}
-	scfg := opts.Server
-	scfg.Logger = opts.Logger
-	scfg.PeerTLS = opts.TLS.peerDial()
-	scfg.Tracer = opts.Tracer
-	scfg.Collectors = append(scfg.Collectors, recorder.Collector(), stages.RaftCollector())
-	if scfg.MaxWait == 0 {
-		scfg.MaxWait = opts.Lock.MaxWait
+	vcfg := opts.Service
+	vcfg.Logger = opts.Logger
+	vcfg.PeerTLS = opts.TLS.peerDial()
+	vcfg.Tracer = opts.Tracer
+	vcfg.Collectors = append(slices.Clone(vcfg.Collectors), recorder.Collector(), stages.RaftCollector())
+	// One service behind both front ends: one in-flight bound, one
+	// registry, one set of watches to end.
+	svc, err := service.New(h, vcfg)
+	if err != nil {
+		_ = h.Shutdown()
+		_ = probes.stop(context.Background())
+		_ = front.stop(context.Background())
+		_ = ln.Close()
+		_ = members.Close()
+		_ = closeSharedWAL(sharedWAL)
+		return nil, err
 	}
-	srv := server.New(h, scfg)
+	hcfg := opts.Server
+	hcfg.Logger = opts.Logger
+	srv := server.New(svc, hcfg)
 	m := &Member{
 		Host:    h,
 		HTTP:    srv.HTTPServer(),
@@ -262,7 +282,7 @@ func Start(opts Options) (_ *Member, err error) {
 	}
 	apiTLS := opts.TLS.api()
 	m.flushTraces = flushTraces
-	front.serve(srv, h, opts.Logger, apiTLS, opts.Tracer)
+	front.serve(svc, opts.Logger, apiTLS)
 	probes.serve(srv.Handler(), opts.Logger, opts.ID)
 	// A copy: net/http adds its protocols to the config it serves.
 	m.HTTP.TLSConfig, m.tls = apiTLS.Clone(), apiTLS != nil

@@ -12,6 +12,7 @@ import (
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 )
 
@@ -75,7 +76,7 @@ func httpCluster(t *testing.T, tune func(*node.Config)) (*nodetest.Cluster, []*h
 		}
 	})
 	for i, n := range c.Nodes {
-		h := server.New(shard.Single(n), server.Config{}).Handler()
+		h := front(t, shard.Single(n), service.Config{}, server.Config{}).Handler()
 		handlers[i].Store(&h)
 	}
 	return c, servers
@@ -94,7 +95,7 @@ func TestClusterMarksStoppedMemberUnreachable(t *testing.T) {
 	stopped := (lead + 1) % 3
 	live := (lead + 2) % 3
 	stoppedID, liveID := c.Nodes[stopped].ID(), c.Nodes[live].ID()
-	ts := httptest.NewServer(server.New(shard.Single(c.Nodes[lead]), server.Config{}).Handler())
+	ts := httptest.NewServer(front(t, shard.Single(c.Nodes[lead]), service.Config{}, server.Config{}).Handler())
 	defer ts.Close()
 	c.Stop(stopped)
 	var cr clusterReply
@@ -140,7 +141,7 @@ func TestFollowerClusterWithoutLeaderAddressSaysUnknown(t *testing.T) {
 	lead := c.Leader()
 	stopped, asked := (lead+1)%3, (lead+2)%3
 	stoppedID, askedID, leadID := c.Nodes[stopped].ID(), c.Nodes[asked].ID(), c.Nodes[lead].ID()
-	ts := httptest.NewServer(server.New(shard.Single(c.Nodes[asked]), server.Config{}).Handler())
+	ts := httptest.NewServer(front(t, shard.Single(c.Nodes[asked]), service.Config{}, server.Config{}).Handler())
 	defer ts.Close()
 	c.Stop(stopped)
 	cr := getCluster(t, ts.URL)

@@ -16,8 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockstep/lockstep/core/api"
-	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/service"
 )
 
 // decode parses body as exactly one JSON object into v, a pointer to one of
@@ -27,7 +26,7 @@ import (
 // lets a repeated key win silently. So the raw bytes are checked first.
 func decode(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return fmt.Errorf("%w: empty body, want a JSON object", lock.ErrInvalid)
+		return fmt.Errorf("%w: empty body, want a JSON object", service.ErrInvalid)
 	}
 	if err := checkUTF8(body); err != nil {
 		return err
@@ -38,10 +37,10 @@ func decode(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: malformed JSON: %w", lock.ErrInvalid, err)
+		return fmt.Errorf("%w: malformed JSON: %w", service.ErrInvalid, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: trailing data after the JSON object", lock.ErrInvalid)
+		return fmt.Errorf("%w: trailing data after the JSON object", service.ErrInvalid)
 	}
 	return nil
 }
@@ -59,7 +58,7 @@ func checkUTF8(b []byte) error {
 			}
 			off += size
 		}
-		return fmt.Errorf("%w: body is not valid UTF-8 (byte %d)", lock.ErrInvalid, off)
+		return fmt.Errorf("%w: body is not valid UTF-8 (byte %d)", service.ErrInvalid, off)
 	}
 	inString := false
 	for i := 0; i < len(b); i++ {
@@ -81,9 +80,9 @@ func checkUTF8(b []byte) error {
 					i += 11
 					continue
 				}
-				return fmt.Errorf("%w: \\u%04x at byte %d is a lone surrogate, not a character", lock.ErrInvalid, r, i)
+				return fmt.Errorf("%w: \\u%04x at byte %d is a lone surrogate, not a character", service.ErrInvalid, r, i)
 			case r >= 0xdc00 && r < 0xe000:
-				return fmt.Errorf("%w: \\u%04x at byte %d is a lone surrogate, not a character", lock.ErrInvalid, r, i)
+				return fmt.Errorf("%w: \\u%04x at byte %d is a lone surrogate, not a character", service.ErrInvalid, r, i)
 			}
 			i += 5
 		}
@@ -120,13 +119,13 @@ func escapedRune(b []byte, i int) (rune, bool) {
 // decoder checks their types afterwards.
 func checkKeys(body []byte, known []string) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	malformed := func(err error) error { return fmt.Errorf("%w: malformed JSON: %w", lock.ErrInvalid, err) }
+	malformed := func(err error) error { return fmt.Errorf("%w: malformed JSON: %w", service.ErrInvalid, err) }
 	tok, err := dec.Token()
 	if err != nil {
 		return malformed(err)
 	}
 	if tok != json.Delim('{') {
-		return fmt.Errorf("%w: body must be a JSON object", lock.ErrInvalid)
+		return fmt.Errorf("%w: body must be a JSON object", service.ErrInvalid)
 	}
 	seen := make(map[string]bool, len(known))
 	for dec.More() {
@@ -138,13 +137,13 @@ func checkKeys(body []byte, known []string) error {
 		if !slices.Contains(known, key) {
 			for _, k := range known {
 				if strings.EqualFold(k, key) {
-					return fmt.Errorf("%w: unknown field %q (field names are case-sensitive: %q)", lock.ErrInvalid, key, k)
+					return fmt.Errorf("%w: unknown field %q (field names are case-sensitive: %q)", service.ErrInvalid, key, k)
 				}
 			}
-			return fmt.Errorf("%w: unknown field %q (want %s)", lock.ErrInvalid, key, strings.Join(known, ", "))
+			return fmt.Errorf("%w: unknown field %q (want %s)", service.ErrInvalid, key, strings.Join(known, ", "))
 		}
 		if seen[key] {
-			return fmt.Errorf("%w: field %q given more than once", lock.ErrInvalid, key)
+			return fmt.Errorf("%w: field %q given more than once", service.ErrInvalid, key)
 		}
 		seen[key] = true
 		null, err := skipValue(dec)
@@ -152,7 +151,7 @@ func checkKeys(body []byte, known []string) error {
 			return malformed(err)
 		}
 		if null {
-			return fmt.Errorf("%w: field %q is or holds null: leave an optional field out, give a value otherwise", lock.ErrInvalid, key)
+			return fmt.Errorf("%w: field %q is or holds null: leave an optional field out, give a value otherwise", service.ErrInvalid, key)
 		}
 	}
 	if _, err := dec.Token(); err != nil {
@@ -209,7 +208,7 @@ func fieldsOf(v any) []string {
 func parseQuery(raw string, allowed []string) (url.Values, error) {
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: malformed query string: %w", lock.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: malformed query string: %w", service.ErrInvalid, err)
 	}
 	keys := make([]string, 0, len(q))
 	for k := range q {
@@ -219,16 +218,16 @@ func parseQuery(raw string, allowed []string) (url.Values, error) {
 	for _, k := range keys {
 		switch {
 		case !utf8.ValidString(k):
-			return nil, fmt.Errorf("%w: query parameter name %q is not valid UTF-8", lock.ErrInvalid, k)
+			return nil, fmt.Errorf("%w: query parameter name %q is not valid UTF-8", service.ErrInvalid, k)
 		case !slices.Contains(allowed, k):
 			if len(allowed) == 0 {
-				return nil, fmt.Errorf("%w: unknown query parameter %q (this endpoint takes none)", lock.ErrInvalid, k)
+				return nil, fmt.Errorf("%w: unknown query parameter %q (this endpoint takes none)", service.ErrInvalid, k)
 			}
-			return nil, fmt.Errorf("%w: unknown query parameter %q (want %s)", lock.ErrInvalid, k, strings.Join(allowed, ", "))
+			return nil, fmt.Errorf("%w: unknown query parameter %q (want %s)", service.ErrInvalid, k, strings.Join(allowed, ", "))
 		case len(q[k]) > 1:
-			return nil, fmt.Errorf("%w: query parameter %q given more than once", lock.ErrInvalid, k)
+			return nil, fmt.Errorf("%w: query parameter %q given more than once", service.ErrInvalid, k)
 		case !utf8.ValidString(q[k][0]):
-			return nil, fmt.Errorf("%w: query parameter %q is not valid UTF-8", lock.ErrInvalid, k)
+			return nil, fmt.Errorf("%w: query parameter %q is not valid UTF-8", service.ErrInvalid, k)
 		}
 	}
 	return q, nil
@@ -245,51 +244,16 @@ func queryBool(q url.Values, name string) (bool, error) {
 	case "false", "0":
 		return false, nil
 	}
-	return false, fmt.Errorf("%w: query parameter %s=%q: want true, false, 1 or 0", lock.ErrInvalid, name, q.Get(name))
+	return false, fmt.Errorf("%w: query parameter %s=%q: want true, false, 1 or 0", service.ErrInvalid, name, q.Get(name))
 }
 
-// classify maps an error to the API error the caller gets.
+// classify maps an error to the API error the caller gets: the front
+// end's own method refusal, else the service's classes.
 func classify(err error) api.Error {
-	var ended *node.LeaseEndedError
-	if errors.As(err, &ended) {
-		return api.Error{Code: api.CodeLeaseEnded, Error: "the lease this request was granted has since been released or has expired",
-			LeaseID: ended.Lease.ID.String(), FencingToken: ended.Lease.Token}
+	if errors.Is(err, errMethodNotAllowed) {
+		return api.Error{Code: api.CodeMethodNotAllowed, Error: err.Error()}
 	}
-	code, msg := classifyCode(err)
-	return api.Error{Code: code, Error: msg}
-}
-
-func classifyCode(err error) (api.Code, string) {
-	if code, ok := authCode(err); ok {
-		return code, err.Error()
-	}
-	switch {
-	case errors.Is(err, lock.ErrInvalid):
-		return api.CodeInvalidArgument, err.Error()
-	case errors.Is(err, errMethodNotAllowed):
-		return api.CodeMethodNotAllowed, err.Error()
-	case errors.Is(err, ErrOverloaded):
-		return api.CodeOverloaded, err.Error()
-	case errors.Is(err, errCrossShard):
-		return api.CodeCrossShard, err.Error()
-	case errors.Is(err, node.ErrNotHolder):
-		return api.CodeNotHolder, "lease is not held: it was released, expired, or never granted"
-	case errors.Is(err, node.ErrRequestIDReused):
-		return api.CodeRequestIDReused, "request_id was already used by this client_id for a different acquire (resource, mode, ttl or policy) on this shard; nothing changed"
-	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks), errors.Is(err, node.ErrQuotaExceeded),
-		errors.Is(err, errRateLimited):
-		return api.CodeResourceExhausted, err.Error()
-	case errors.Is(err, node.ErrCompacted):
-		return api.CodeCompacted, err.Error()
-	case errors.Is(err, node.ErrTooManyWatchers):
-		return api.CodeResourceExhausted, err.Error()
-	case errors.Is(err, node.ErrIndeterminate):
-		return api.CodeOutcomeUnknown, err.Error()
-	case errors.Is(err, node.ErrUnavailable), errors.Is(err, node.ErrShutdown), errors.Is(err, node.ErrNotLeader):
-		return api.CodeUnavailable, err.Error()
-	default:
-		return api.CodeInternal, err.Error()
-	}
+	return service.Classify(err)
 }
 
 func writeError(w http.ResponseWriter, code api.Code, msg string) {

@@ -9,6 +9,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestReadinessNeedsAQuorumLeader(t *testing.T) {
 	c := nodetest.New(t, 3, nil)
 	survivor := c.Follower()
-	ts := httptest.NewServer(server.New(shard.Single(c.Nodes[survivor]), server.Config{RequestTimeout: 500 * time.Millisecond}).Handler())
+	ts := httptest.NewServer(front(t, shard.Single(c.Nodes[survivor]), service.Config{RequestTimeout: 500 * time.Millisecond}, server.Config{}).Handler())
 	defer ts.Close()
 	waitUntil(t, "survivor ready", func() bool {
 		code, _ := do(t, "GET", ts.URL+"/readyz", "")

@@ -17,6 +17,7 @@ import (
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 )
 
@@ -55,7 +56,7 @@ func readUntilClosed(t *testing.T, conn net.Conn) string {
 // request whose headers never finish.
 func TestSlowBodyIsCutOffAtReadTimeout(t *testing.T) {
 	c := nodetest.New(t, 1, nil)
-	addr := serveReal(t, server.New(shard.Single(c.Nodes[0]), server.Config{ReadTimeout: 200 * time.Millisecond}))
+	addr := serveReal(t, front(t, shard.Single(c.Nodes[0]), service.Config{}, server.Config{ReadTimeout: 200 * time.Millisecond}))
 
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -86,8 +87,8 @@ func TestSlowBodyIsCutOffAtReadTimeout(t *testing.T) {
 // request sent on the same connection after the waiter's deadline passed.
 func TestLongWaitOutlivesReadAndWriteTimeouts(t *testing.T) {
 	c := nodetest.New(t, 1, nil)
-	addr := serveReal(t, server.New(shard.Single(c.Nodes[0]), server.Config{
-		ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, RequestTimeout: 300 * time.Millisecond,
+	addr := serveReal(t, front(t, shard.Single(c.Nodes[0]), service.Config{RequestTimeout: 300 * time.Millisecond}, server.Config{
+		ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
 	}))
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -132,7 +133,7 @@ func TestLongWaitOutlivesReadAndWriteTimeouts(t *testing.T) {
 // the queue, then send a second request and the probes.
 func TestInFlightLimitAnswers503(t *testing.T) {
 	c := nodetest.New(t, 1, nil)
-	ts := serveReal(t, server.New(shard.Single(c.Nodes[0]), server.Config{MaxInFlight: 1}))
+	ts := serveReal(t, front(t, shard.Single(c.Nodes[0]), service.Config{MaxInFlight: 1}, server.Config{}))
 	base := "http://" + ts
 	code, b := do(t, "POST", base+api.PathAcquire, `{"resource":"r","client_id":"a","ttl":60000}`)
 	var held api.AcquireResponse

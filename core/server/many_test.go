@@ -12,6 +12,7 @@ import (
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/placement"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 )
 
@@ -22,7 +23,7 @@ func shardedServer(t *testing.T) *httptest.Server {
 	for range 3 {
 		groups = append(groups, nodetest.New(t, 1, nil).Nodes[0])
 	}
-	ts := httptest.NewServer(server.New(shard.Fixed("n1", groups), server.Config{}).Handler())
+	ts := httptest.NewServer(front(t, shard.Fixed("n1", groups), service.Config{}, server.Config{}).Handler())
 	t.Cleanup(ts.Close)
 	return ts
 }

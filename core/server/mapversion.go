@@ -11,7 +11,7 @@ import (
 // (a member published a new address) refreshes it at once. A member
 // without a metadata group (a single-group test host) has no map to tell.
 func (s *Server) stampMapVersion(w http.ResponseWriter) {
-	if v := s.host.MapVersion(); v > 0 {
+	if v := s.svc.MapVersion(); v > 0 {
 		api.SetMapVersion(w.Header(), v)
 	}
 }

@@ -1,98 +1,52 @@
 package server
 
 import (
-	"strconv"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/lockstep/lockstep/core/node"
-	"github.com/lockstep/lockstep/core/shard"
 )
 
-// metrics are the Prometheus series of one member.
+// metrics are the HTTP front end's own series: every request a route
+// answered, by operation and result. gRPC calls are not counted here
+// (README, Observability).
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 }
 
-func newMetrics(reg prometheus.Registerer, h *shard.Host) *metrics {
-	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+// newMetrics registers the series in reg (the service's registry). A
+// second front end on the same service counts into the same series.
+func newMetrics(reg prometheus.Registerer) *metrics {
+	return &metrics{
+		requests: registered(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lockstep_requests_total", Help: "API requests by operation and result.",
-		}, []string{"op", "result"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, []string{"op", "result"})),
+		latency: registered(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "lockstep_request_duration_seconds",
 			Help:    "API request latency by operation and result.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
-		}, []string{"op", "result"}),
+		}, []string{"op", "result"})),
 	}
-	reg.MustRegister(m.requests, m.latency,
-		// The standard runtime and process series, as every Go exporter has.
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		groupCollector{host: h},
-	)
-	return m
+}
+
+// registered registers c in reg, or returns the equal collector already
+// there.
+func registered[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	err := reg.Register(c)
+	var dup prometheus.AlreadyRegisteredError
+	switch {
+	case err == nil:
+		return c
+	case errors.As(err, &dup):
+		if existing, ok := dup.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	panic("server metrics: " + err.Error())
 }
 
 func (m *metrics) observe(op, result string, d time.Duration) {
 	m.requests.WithLabelValues(op, result).Inc()
 	m.latency.WithLabelValues(op, result).Observe(d.Seconds())
-}
-
-// groupSeries are the per-group series; each carries a shard label.
-var groupSeries = []struct {
-	desc  *prometheus.Desc
-	kind  prometheus.ValueType
-	value func(node.Stats) float64
-}{
-	{shardDesc("lockstep_active_leases", "Live leases in the state machine."), prometheus.GaugeValue,
-		func(s node.Stats) float64 { return float64(s.Lock.Leases) }},
-	{shardDesc("lockstep_queue_depth", "Queued acquire requests across resources."), prometheus.GaugeValue,
-		func(s node.Stats) float64 { return float64(s.Lock.Waiters) }},
-	{shardDesc("lockstep_resources", "Resources with at least one holder or waiter."), prometheus.GaugeValue,
-		func(s node.Stats) float64 { return float64(s.Lock.Resources) }},
-	{shardDesc("lockstep_expirations_total", "Leases freed by expiry."), prometheus.CounterValue,
-		func(s node.Stats) float64 { return float64(s.Lock.Expirations) }},
-	{shardDesc("lockstep_raft_leader", "1 if this member leads the shard's Raft group."), prometheus.GaugeValue,
-		func(s node.Stats) float64 {
-			if s.State == "Leader" {
-				return 1
-			}
-			return 0
-		}},
-	{shardDesc("lockstep_leader_changes_total", "New shard leaders this member observed (elections and transfers)."), prometheus.CounterValue,
-		func(s node.Stats) float64 { return float64(s.LeaderChanges) }},
-	{shardDesc("lockstep_raft_term", "Current Raft term."), prometheus.GaugeValue,
-		func(s node.Stats) float64 { return float64(s.Term) }},
-	{shardDesc("lockstep_raft_commit_index", "Raft commit index."), prometheus.GaugeValue,
-		func(s node.Stats) float64 { return float64(s.CommitIndex) }},
-	{shardDesc("lockstep_raft_applied_index", "Raft applied index."), prometheus.GaugeValue,
-		func(s node.Stats) float64 { return float64(s.AppliedIndex) }},
-}
-
-func shardDesc(name, help string) *prometheus.Desc {
-	return prometheus.NewDesc(name, help, []string{"shard"}, nil)
-}
-
-// groupCollector reads every lock shard's stats at scrape time: shards
-// start after the server (once their count is known).
-type groupCollector struct{ host *shard.Host }
-
-func (c groupCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, s := range groupSeries {
-		ch <- s.desc
-	}
-}
-
-func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
-	for i, g := range c.host.Groups() {
-		st := g.Stats()
-		label := strconv.Itoa(i + 1)
-		for _, s := range groupSeries {
-			ch <- prometheus.MustNewConstMetric(s.desc, s.kind, s.value(st), label)
-		}
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 )
 
@@ -48,13 +49,13 @@ func (b *logBuffer) lines(t *testing.T, msg string) []map[string]any {
 
 // observedServer is a one-node shard "1" whose node and server log to
 // logs at debug, with the namespace labels given.
-func observedServer(t *testing.T, cfg server.Config) (*httptest.Server, *logBuffer) {
+func observedServer(t *testing.T, cfg service.Config) (*httptest.Server, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := nodetest.New(t, 1, func(nc *node.Config) { nc.Group, nc.Logger = "1", logger })
 	cfg.Logger = logger
-	ts := httptest.NewServer(server.New(shard.Single(c.Nodes[0]), cfg).Handler())
+	ts := httptest.NewServer(front(t, shard.Single(c.Nodes[0]), cfg, server.Config{}).Handler())
 	t.Cleanup(ts.Close)
 	return ts, logs
 }
@@ -64,7 +65,7 @@ func observedServer(t *testing.T, cfg server.Config) (*httptest.Server, *logBuff
 // the expiry) with the same lease. Method: acquire with a request id on a
 // one-node shard logging JSON at debug; let the lease expire.
 func TestRequestLogCarriesIDs(t *testing.T) {
-	ts, logs := observedServer(t, server.Config{})
+	ts, logs := observedServer(t, service.Config{})
 	code, b := do(t, "POST", ts.URL+api.PathAcquire, `{"resource":"ns:r","client_id":"c1","request_id":"req-1","ttl":300}`)
 	if code != 200 {
 		t.Fatalf("acquire: %d %s", code, b)
@@ -113,17 +114,17 @@ func TestRequestLogCarriesIDs(t *testing.T) {
 func TestNamespaceCountsAreBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  server.Config
+		cfg  service.Config
 		want []string
 		not  []string
 	}{
-		{"first seen", server.Config{NamespaceLimit: 2}, []string{
+		{"first seen", service.Config{NamespaceLimit: 2}, []string{
 			`lockstep_namespace_requests_total{namespace="a",op="acquire"} 2`,
 			`lockstep_namespace_requests_total{namespace="b",op="acquire"} 1`,
 			`lockstep_namespace_requests_total{namespace="other",op="acquire"} 2`,
 			`lockstep_namespace_requests_total{namespace="a",op="status"} 1`,
 		}, []string{`namespace="c"`, `namespace="(none)"`}},
-		{"configured", server.Config{Namespaces: []string{"c", "(none)"}}, []string{
+		{"configured", service.Config{Namespaces: []string{"c", "(none)"}}, []string{
 			`lockstep_namespace_requests_total{namespace="c",op="acquire"} 1`,
 			`lockstep_namespace_requests_total{namespace="(none)",op="acquire"} 1`,
 			`lockstep_namespace_requests_total{namespace="other",op="acquire"} 3`,
@@ -160,7 +161,7 @@ func TestNamespaceCountsAreBounded(t *testing.T) {
 // Goal: /metrics reports the leader changes a member observed per shard
 // (one: its own election).
 func TestMetricsCountLeaderChanges(t *testing.T) {
-	ts, _ := observedServer(t, server.Config{})
+	ts, _ := observedServer(t, service.Config{})
 	var b []byte
 	// The count follows raft's observation, which may trail IsLeader.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

@@ -13,13 +13,14 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 )
 
 func newServer(t *testing.T) (*httptest.Server, *nodetest.Cluster) {
 	t.Helper()
 	c := nodetest.New(t, 1, nil)
-	ts := httptest.NewServer(server.New(shard.Single(c.Nodes[0]), server.Config{}).Handler())
+	ts := httptest.NewServer(front(t, shard.Single(c.Nodes[0]), service.Config{}, server.Config{}).Handler())
 	t.Cleanup(ts.Close)
 	return ts, c
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/node/nodetest"
 	"github.com/lockstep/lockstep/core/server"
+	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
 )
 
@@ -24,7 +25,7 @@ func TestNoLeaderAnswersUnavailable(t *testing.T) {
 			c.Stop(i)
 		}
 	}
-	ts := httptest.NewServer(server.New(shard.Single(c.Nodes[survivor]), server.Config{RequestTimeout: 500 * time.Millisecond}).Handler())
+	ts := httptest.NewServer(front(t, shard.Single(c.Nodes[survivor]), service.Config{RequestTimeout: 500 * time.Millisecond}, server.Config{}).Handler())
 	defer ts.Close()
 	start := time.Now()
 	code, b := do(t, "POST", ts.URL+api.PathAcquire, `{"resource":"r","client_id":"a","ttl":1000}`)

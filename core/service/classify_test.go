@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"context"
@@ -37,12 +37,12 @@ func TestClassifyEveryErrorPath(t *testing.T) {
 		{"over --max-in-flight", fmt.Errorf("%w: 1 request at once", ErrOverloaded), api.CodeOverloaded, 503},
 		{"anything else", errors.New("boom"), api.CodeInternal, 500},
 	} {
-		got := classify(tc.err)
+		got := Classify(tc.err)
 		if got.Code != tc.code || got.Code.HTTPStatus() != tc.http || got.Error == "" {
 			t.Errorf("%s: %+v (HTTP %d), want %s (HTTP %d)", tc.name, got, got.Code.HTTPStatus(), tc.code, tc.http)
 		}
 	}
-	if got := classify(&node.LeaseEndedError{Lease: lock.Lease{ID: lock.LeaseID{1}, Token: 7}}); got.FencingToken != 7 || got.LeaseID == "" {
+	if got := Classify(&node.LeaseEndedError{Lease: lock.Lease{ID: lock.LeaseID{1}, Token: 7}}); got.FencingToken != 7 || got.LeaseID == "" {
 		t.Errorf("lease_ended lacks the ended lease: %+v", got)
 	}
 }

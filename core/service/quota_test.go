@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func TestRateBucket(t *testing.T) {
 	}
 	err := r.take(q, now)
 	var rl *rateLimitedError
-	if !errors.As(err, &rl) || rl.wait != 500*time.Millisecond || retryAfter(err) != "1" {
+	if !errors.As(err, &rl) || rl.wait != 500*time.Millisecond || RetryAfter(err) != "1" {
 		t.Fatalf("over the burst: %v", err)
 	}
 	if err := r.take(acl.Quota{Namespace: "b", AcquiresPerSec: 2, Burst: 3}, now); err != nil {
@@ -39,7 +39,7 @@ func TestRateBucket(t *testing.T) {
 	if err := r.take(slow, now); err != nil {
 		t.Fatalf("changed quota starts full: %v", err)
 	}
-	if err := r.take(slow, now); retryAfter(err) != "10" {
-		t.Fatalf("Retry-After at 0.1/s: %v (%s)", err, retryAfter(err))
+	if err := r.take(slow, now); RetryAfter(err) != "10" {
+		t.Fatalf("Retry-After at 0.1/s: %v (%s)", err, RetryAfter(err))
 	}
 }

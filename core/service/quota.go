@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"errors"
@@ -27,9 +27,10 @@ func (e *rateLimitedError) Error() string {
 
 func (e *rateLimitedError) Unwrap() error { return errRateLimited }
 
-// retryAfter is the Retry-After value (whole seconds, at least 1) of a
-// resource_exhausted error.
-func retryAfter(err error) string {
+// RetryAfter is when to retry after a resource_exhausted error, as a
+// Retry-After value: whole seconds, at least 1 (a namespace's rate says
+// when its bucket has a token again; any other bound, 1).
+func RetryAfter(err error) string {
 	var rl *rateLimitedError
 	if errors.As(err, &rl) {
 		return strconv.Itoa(max(1, int(math.Ceil(rl.wait.Seconds()))))
@@ -67,7 +68,7 @@ func quotaExceeded(err error, limit, ns, client string, q lock.Quota) error {
 // its namespaces' quotas before it is proposed: it spends one of each
 // namespace's acquires per second, and stamps the namespace's held and
 // queued limits into cmd for the state machine to enforce exactly.
-func (s *Server) admitAcquire(cmd *lock.Command, resources ...string) error {
+func (s *Service) admitAcquire(cmd *lock.Command, resources ...string) error {
 	p := s.policy()
 	if p == nil || len(p.Quotas) == 0 {
 		return nil

@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"strings"
@@ -15,8 +15,6 @@ const (
 	noNamespace = "(none)"
 	// namespaceSep ends a resource's namespace ("billing:invoice-7").
 	namespaceSep = ":"
-	// defaultNamespaceLimit is Config.NamespaceLimit when unset.
-	defaultNamespaceLimit = 20
 )
 
 // namespaceCounter counts API requests per namespace with a bounded set of
@@ -33,7 +31,9 @@ type namespaceCounter struct {
 	known map[string]struct{}
 }
 
-func newNamespaceCounter(reg prometheus.Registerer, names []string, limit int) *namespaceCounter {
+// newNamespaceCounter counts under names, or the first limit seen; the
+// caller registers its vec.
+func newNamespaceCounter(names []string, limit int) *namespaceCounter {
 	c := &namespaceCounter{
 		vec: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lockstep_namespace_requests_total",
@@ -46,7 +46,6 @@ func newNamespaceCounter(reg prometheus.Registerer, names []string, limit int) *
 	for _, n := range names {
 		c.known[n] = struct{}{}
 	}
-	reg.MustRegister(c.vec)
 	return c
 }
 

@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"cmp"
@@ -15,10 +15,6 @@ import (
 	"github.com/lockstep/lockstep/core/placement"
 )
 
-// errCrossShard marks an acquire_many over several shards without
-// "order":"canonical".
-var errCrossShard = errors.New("resources on several shards")
-
 // releaseTimeout bounds releasing what a canonical request took before a
 // later shard refused it.
 const releaseTimeout = 2 * time.Second
@@ -31,20 +27,11 @@ type shardPart struct {
 	resources []string
 }
 
-func (s *Server) acquireMany(req *request) (any, error) {
-	var in api.AcquireManyRequest
-	if err := decode(req.body, &in); err != nil {
-		return nil, err
-	}
-	req.allowWait(time.Duration(max(in.Wait, 0)) * time.Millisecond)
-	return s.AcquireMany(req.r.Context(), in)
-}
-
-// AcquireMany is POST /lock/acquire_many: atomic in one entry when every
-// resource is on one shard, shard by shard with "order":"canonical",
-// refused as cross_shard otherwise. A wait that ends ungranted is an
-// answer, not an error.
-func (s *Server) AcquireMany(ctx context.Context, in api.AcquireManyRequest) (api.AcquireManyResponse, error) {
+// AcquireMany takes several resources at once or none (POST
+// /lock/acquire_many): atomic in one entry when every resource is on one
+// shard, shard by shard with "order":"canonical", refused as cross_shard
+// otherwise. A wait that ends ungranted is an answer, not an error.
+func (s *Service) AcquireMany(ctx context.Context, in api.AcquireManyRequest) (api.AcquireManyResponse, error) {
 	if err := s.authorize(ctx, acl.RightAcquire, in.Resources...); err != nil {
 		return api.AcquireManyResponse{}, err
 	}
@@ -126,7 +113,7 @@ func manyCommand(in *api.AcquireManyRequest) (lock.Command, error) {
 
 // split groups resources by shard, shards in ascending order (the
 // canonical order), each shard's resources in request order.
-func (s *Server) split(resources []string) ([]shardPart, error) {
+func (s *Service) split(resources []string) ([]shardPart, error) {
 	var parts []shardPart
 	for _, r := range resources {
 		n, sh, err := s.host.For(r)
@@ -149,7 +136,7 @@ func (s *Server) split(resources []string) ([]shardPart, error) {
 // order, so two canonical requests cannot wait for each other in a cycle.
 // When a shard refuses (or fails), what the earlier shards granted is
 // released and the refusal (or error) is the answer.
-func (s *Server) acquireCanonical(ctx context.Context, cmd lock.Command, parts []shardPart) (api.AcquireManyResponse, error) {
+func (s *Service) acquireCanonical(ctx context.Context, cmd lock.Command, parts []shardPart) (api.AcquireManyResponse, error) {
 	start := time.Now()
 	var taken []shardPart
 	var granted []lock.Result
@@ -196,7 +183,7 @@ func (s *Server) acquireCanonical(ctx context.Context, cmd lock.Command, parts [
 
 // releaseTaken releases the leases the earlier shards of a canonical
 // request granted. A release that fails leaves its lease to expire by TTL.
-func (s *Server) releaseTaken(ctx context.Context, taken []shardPart, granted []lock.Result) {
+func (s *Service) releaseTaken(ctx context.Context, taken []shardPart, granted []lock.Result) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	for i, p := range taken {

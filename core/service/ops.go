@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 	"github.com/lockstep/lockstep/core/node"
 )
 
-// The operations below are the API behind the HTTP routes, shared by every
-// front end (core/grpcapi): each validates its request, runs it on the
-// resource's shard within the request deadline and answers in the core/api
-// types. An error maps to its API error with Classify.
+// The single-resource lock operations. Each validates its request, runs it
+// on the resource's shard within the request deadline and answers in the
+// core/api types; an error maps to its API error with Classify.
 
-// Acquire is POST /lock/acquire. A wait that ends ungranted is an answer
-// (Granted false), not an error.
-func (s *Server) Acquire(ctx context.Context, in api.AcquireRequest) (api.AcquireResponse, error) {
+// Acquire takes (or queues for) the lock of one resource (POST
+// /lock/acquire). A wait that ends ungranted is an answer (Granted false),
+// not an error.
+func (s *Service) Acquire(ctx context.Context, in api.AcquireRequest) (api.AcquireResponse, error) {
 	if err := s.authorize(ctx, acl.RightAcquire, in.Resource); err != nil {
 		return api.AcquireResponse{}, err
 	}
@@ -70,8 +70,8 @@ func (s *Server) Acquire(ctx context.Context, in api.AcquireRequest) (api.Acquir
 	}, nil
 }
 
-// Release is POST /lock/release.
-func (s *Server) Release(ctx context.Context, in api.ReleaseRequest) (api.ReleaseResponse, error) {
+// Release ends a lease (POST /lock/release).
+func (s *Service) Release(ctx context.Context, in api.ReleaseRequest) (api.ReleaseResponse, error) {
 	if err := s.authorize(ctx, acl.RightAcquire, in.Resource); err != nil {
 		return api.ReleaseResponse{}, err
 	}
@@ -92,8 +92,8 @@ func (s *Server) Release(ctx context.Context, in api.ReleaseRequest) (api.Releas
 	return api.ReleaseResponse{Released: true, LogTime: ms(res.LogTime)}, nil
 }
 
-// Renew is POST /lock/renew.
-func (s *Server) Renew(ctx context.Context, in api.RenewRequest) (api.RenewResponse, error) {
+// Renew extends a lease to now+ttl (POST /lock/renew).
+func (s *Service) Renew(ctx context.Context, in api.RenewRequest) (api.RenewResponse, error) {
 	if err := s.authorize(ctx, acl.RightAcquire, in.Resource); err != nil {
 		return api.RenewResponse{}, err
 	}
@@ -121,9 +121,9 @@ func (s *Server) Renew(ctx context.Context, in api.RenewRequest) (api.RenewRespo
 	}, nil
 }
 
-// Status is GET /lock/status: through the log, or with stale from this
-// member's state.
-func (s *Server) Status(ctx context.Context, resource string, stale bool) (api.StatusResponse, error) {
+// Status reads a resource's holders and queue (GET /lock/status): through
+// the log, or with stale from this member's state.
+func (s *Service) Status(ctx context.Context, resource string, stale bool) (api.StatusResponse, error) {
 	if err := s.authorize(ctx, acl.RightRead, resource); err != nil {
 		return api.StatusResponse{}, err
 	}
@@ -169,24 +169,15 @@ func (s *Server) Status(ctx context.Context, resource string, stale bool) (api.S
 	return out, nil
 }
 
-// ErrOverloaded is Admit's refusal: no request token was free. Every front
-// end answers it as api.CodeOverloaded (HTTP 503 with Retry-After, gRPC
-// UNAVAILABLE).
-var ErrOverloaded = errors.New("overloaded")
+// ms converts a log time or duration in nanoseconds to the API's
+// milliseconds.
+func ms(ns int64) int64 { return ns / int64(time.Millisecond) }
 
-// Admit takes one of the MaxInFlight request tokens the HTTP routes also
-// use, so one bound covers every front end; done returns it. When none is
-// free it answers overloaded at once: nothing was done, a retry is safe.
-func (s *Server) Admit() (done func(), err error) {
-	select {
-	case s.inFlight <- struct{}{}:
-		return func() { <-s.inFlight }, nil
-	default:
-		return nil, fmt.Errorf("%w: this member already serves its bound of %d requests at once (--max-in-flight) and refused this one "+
-			"before doing anything: retry after Retry-After, or on another member", ErrOverloaded, s.cfg.MaxInFlight)
+// expiresIn is how long after logTime a lease expiring at expiresAt
+// lives on, in ms (0 once it expired).
+func expiresIn(expiresAt, logTime int64) int64 {
+	if expiresAt <= logTime {
+		return 0
 	}
+	return ms(expiresAt - logTime)
 }
-
-// Classify maps an error of the operations above to the API error the
-// caller gets, the same for every front end.
-func Classify(err error) api.Error { return classify(err) }

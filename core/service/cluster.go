@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"context"
@@ -14,23 +14,15 @@ import (
 // maxClusterReply bounds a leader's /cluster reply read by a follower.
 const maxClusterReply = 1 << 20
 
-// cluster answers with the shard map and, for the members, shard 1's
-// leader's view: only a leader sees every member's heartbeats, so only it
-// can tell a dead member from a live one. A follower fetches that view from
-// the leader's HTTP address (with local=true, so the leader never forwards
-// in turn) and, when it cannot, answers with its own view, where roles it
-// cannot know are "unknown"; View says which one the caller got. The
-// shards are always this member's view.
-func (s *Server) cluster(req *request) (any, error) {
-	local, err := queryBool(req.query, "local")
-	if err != nil {
-		return nil, err
-	}
-	return s.Cluster(req.r.Context(), local)
-}
-
-// Cluster is GET /cluster: with local, this member's view only.
-func (s *Server) Cluster(ctx context.Context, local bool) (api.ClusterResponse, error) {
+// Cluster answers with the shard map and, for the members, shard 1's
+// leader's view (GET /cluster): only a leader sees every member's
+// heartbeats, so only it can tell a dead member from a live one. A
+// follower fetches that view from the leader's HTTP address (with
+// local=true, so the leader never forwards in turn) and, when it cannot,
+// answers with its own view, where roles it cannot know are "unknown";
+// View says which one the caller got. The shards are always this member's
+// view. With local, this member's view only.
+func (s *Service) Cluster(ctx context.Context, local bool) (api.ClusterResponse, error) {
 	out := s.localView()
 	if groups := s.host.Groups(); !local && len(groups) > 0 && !groups[0].IsLeader() {
 		if leader, ok := groups[0].Leader(); ok && leader.ID != s.host.ID() {
@@ -48,7 +40,7 @@ func (s *Server) Cluster(ctx context.Context, local bool) (api.ClusterResponse, 
 }
 
 // localView is GET /cluster as this member sees it.
-func (s *Server) localView() api.ClusterResponse {
+func (s *Service) localView() api.ClusterResponse {
 	out := api.ClusterResponse{Leader: s.host.Leader(), MapVersion: s.host.MapVersion(), View: api.ViewLocal,
 		Nodes: []api.Node{}, Shards: []api.Shard{}}
 	groups := s.host.Groups()
@@ -82,7 +74,7 @@ func (s *Server) localView() api.ClusterResponse {
 }
 
 // leaderView fetches the leader's own view within leaderViewTimeout.
-func (s *Server) leaderView(ctx context.Context, leader node.Peer, addr string) (api.ClusterResponse, error) {
+func (s *Service) leaderView(ctx context.Context, leader node.Peer, addr string) (api.ClusterResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, leaderViewTimeout)
 	defer cancel()
 	var cr api.ClusterResponse
