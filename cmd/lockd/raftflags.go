@@ -32,7 +32,7 @@ func (a *commitPathArgs) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.noBatchApply, "no-batch-apply", false, "Raft: turn off BatchApplyCh (proposals then reach the leader loop one by one)")
 	fs.IntVar(&a.logCache, "raft-log-cache", 0, "Raft: keep this many recent entries in a raft.LogCache in front of the log store (0: none)")
 	fs.IntVar(&a.proposeDepth, "propose-depth", 0, "entries a shard's leader keeps in Raft at once; commands arriving while that many are in flight go together in the next entry (0: node default 1)")
-	fs.StringVar(&a.walMode, "wal-mode", string(lockd.WALPerGroup), "per-group (a WAL per Raft group) or shared (one WAL per member, one fdatasync for the groups writing at once; needs --log-store wal); fixed once the data dir exists")
+	fs.StringVar(&a.walMode, "wal-mode", "", "per-group (a WAL per Raft group) or shared (one WAL per member, one fdatasync for the groups writing at once; needs --log-store wal); fixed once the data dir exists (empty: the data dir's mode, shared for a new one with --log-store wal)")
 }
 
 func (a *commitPathArgs) check() error {
@@ -43,7 +43,7 @@ func (a *commitPathArgs) check() error {
 		return errors.New("--commit-timeout must be at least 1ms")
 	case a.logCache < 0 || a.proposeDepth < 0:
 		return errors.New("--raft-log-cache and --propose-depth must be >= 0")
-	case a.walMode != string(lockd.WALPerGroup) && a.walMode != string(lockd.WALShared):
+	case a.walMode != "" && a.walMode != string(lockd.WALPerGroup) && a.walMode != string(lockd.WALShared):
 		return errors.New("--wal-mode must be per-group or shared")
 	}
 	return nil

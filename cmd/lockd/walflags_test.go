@@ -16,7 +16,7 @@ func TestWALModeFlag(t *testing.T) {
 		args []string
 		want lockd.WALMode
 	}{
-		{nil, lockd.WALPerGroup},
+		{nil, ""},
 		{[]string{"--wal-mode", "shared"}, lockd.WALShared},
 		{[]string{"--wal-mode", "per-group"}, lockd.WALPerGroup},
 	} {

@@ -50,9 +50,9 @@ type Options struct {
 	Shards int
 	// LogStore picks the Raft log implementation (default wal).
 	LogStore LogStoreKind
-	// WALMode is per-group (default: a WAL directory per group) or shared
-	// (one WAL for every group of this member, flushes merged across
-	// groups); shared needs LogStore wal.
+	// WALMode is per-group (a WAL directory per group) or shared (one WAL
+	// for every group of this member, flushes merged across groups; needs
+	// LogStore wal); "" takes the data directory's, shared for a new one.
 	WALMode   WALMode
 	Peers     []node.Peer
 	Bootstrap bool

@@ -100,16 +100,25 @@ const (
 const sharedWALDir = "wal-shared"
 
 // openSharedWAL opens the member's shared WAL in shared mode and returns
-// nil in per-group mode. It refuses a data directory written in the other
-// mode: the groups' logs and terms would silently start empty.
+// nil in per-group mode. Without a mode it takes the one the data
+// directory was written in, and shared for a new directory (with the WAL
+// log store): with several groups, their flushes then share fdatasyncs
+// (EXPERIMENTS.md, "Benchmarks"). It refuses a data directory written in
+// the other mode: the groups' logs and terms would silently start empty.
 func openSharedWAL(dataDir string, mode WALMode, kind LogStoreKind, beforeSync func() error) (*wal.Shared, error) {
 	dir := filepath.Join(dataDir, sharedWALDir)
 	perGroup, err := filepath.Glob(filepath.Join(dataDir, "*", "wal", "raft.wal"))
 	if err != nil {
 		return nil, fmt.Errorf("look for per-group logs: %w", err)
 	}
+	if mode == "" {
+		mode = WALShared
+		if len(perGroup) > 0 || (kind != LogStoreWAL && kind != "") {
+			mode = WALPerGroup
+		}
+	}
 	switch mode {
-	case WALPerGroup, "":
+	case WALPerGroup:
 		if _, err := os.Stat(dir); err == nil {
 			return nil, fmt.Errorf("%w: %s holds a shared WAL; start with --wal-mode shared", node.ErrConfig, dir)
 		}

@@ -55,3 +55,37 @@ func TestWALModeIsFixedByTheData(t *testing.T) {
 		}
 	}
 }
+
+// TestWALModeFollowsTheDataDir: goal — without a mode a member keeps the
+// one its data dir was written in (a per-group dir from an older default
+// opens per-group, not refused), takes shared for a new dir, and per-group
+// with the bolt log store. Method: open dirs of each kind with no mode.
+func TestWALModeFollowsTheDataDir(t *testing.T) {
+	fresh := t.TempDir()
+	sh, err := openSharedWAL(fresh, "", LogStoreWAL, nil)
+	if err != nil || sh == nil {
+		t.Fatalf("new dir: %v %v, want a shared WAL", sh, err)
+	}
+	if err := closeSharedWAL(sh); err != nil {
+		t.Fatal(err)
+	}
+	if sh, err := openSharedWAL(fresh, "", "", nil); err != nil || sh == nil {
+		t.Fatalf("shared dir reopened: %v %v, want the shared WAL", sh, err)
+	} else {
+		_ = closeSharedWAL(sh)
+	}
+	perGroup := t.TempDir()
+	st, err := OpenDiskStores(filepath.Join(perGroup, groupDir(1)), LogStoreWAL, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sh, err := openSharedWAL(perGroup, "", LogStoreWAL, nil); err != nil || sh != nil {
+		t.Fatalf("per-group dir: %v %v, want per-group (nil) and no error", sh, err)
+	}
+	if sh, err := openSharedWAL(t.TempDir(), "", LogStoreBolt, nil); err != nil || sh != nil {
+		t.Fatalf("bolt: %v %v, want per-group", sh, err)
+	}
+}
