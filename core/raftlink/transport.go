@@ -104,6 +104,11 @@ type Transport struct {
 
 	mu        sync.Mutex
 	heartbeat func(raft.RPC)
+	// beating guards the heartbeat handler: Close waits for the calls in
+	// progress and admits none after (closed), so none runs on a raft
+	// whose stores its owner closes next.
+	beating sync.RWMutex
+	closed  bool
 	// followers are what this group's leader knows of each follower's
 	// answers, to keep quiet (quiet.go).
 	followers map[raft.ServerAddress]*follower
@@ -187,6 +192,9 @@ func (t *Transport) Close() error {
 	t.once.Do(func() {
 		close(t.done)
 		t.end()
+		t.beating.Lock()
+		t.closed = true
+		t.beating.Unlock()
 		t.net.mu.Lock()
 		if t.net.groups[t.group] == t {
 			delete(t.net.groups, t.group)
@@ -297,6 +305,14 @@ func (t *Transport) dispatch(ctx context.Context, rpc raft.RPC) bool {
 		fn := t.heartbeat
 		t.mu.Unlock()
 		if fn != nil {
+			// raft's own shutdown check in the handler can pass just before
+			// it stops; its owner then closes the stores the handler writes
+			// (a "store closed" panic): Close waits for this call instead.
+			t.beating.RLock()
+			defer t.beating.RUnlock()
+			if t.closed {
+				return false
+			}
 			fn(rpc)
 			return true
 		}

@@ -248,3 +248,34 @@ func TestRaftGroupsShareTheLink(t *testing.T) {
 		t.Fatalf("the returning member caught up without a snapshot (%v, %v)", got, err)
 	}
 }
+
+// TestCloseWaitsForHeartbeats: goal — once Close returns, no heartbeat
+// handler of the group runs or starts: its owner closes the raft's stores
+// next, and a handler still writing the term there panics ("store
+// closed", seen when a member restarted). Method: a handler that blocks;
+// Close must wait for it, and a heartbeat after Close is refused.
+func TestCloseWaitsForHeartbeats(t *testing.T) {
+	n := &Net{cfg: DefaultConfig("a"), groups: make(map[uint64]*Transport)}
+	tr, err := n.Transport(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	calls := 0
+	tr.SetHeartbeatHandler(func(raft.RPC) { calls++; close(entered); <-release })
+	hb := raft.RPC{Command: &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{Addr: []byte("b")}, Term: 1}}
+	go tr.dispatch(context.Background(), hb)
+	<-entered
+	closed := make(chan struct{})
+	go func() { _ = tr.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a heartbeat handler ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-closed
+	if tr.dispatch(context.Background(), hb) || calls != 1 {
+		t.Fatalf("a heartbeat after Close was handled (%d calls)", calls)
+	}
+}
