@@ -100,8 +100,8 @@ bench-peers:
 	$(GO) build -o bin/lockd ./cmd/lockd
 	$(GO) run -tags peers ./cmd/lockbench -target lockstep,bare,etcd,etcd1,redis,redis-aof -mode fifo,throughput -spawn bin/lockd -clients 16 -duration $(BENCHTIME) -breakdown -out results/bench/peers-c16
 	$(GO) run -tags peers ./cmd/lockbench -target lockstep,bare,etcd,redis,redis-aof -mode fifo,throughput -spawn bin/lockd -clients 1,4,16,64 -duration 5s -out results/bench/sweep
-	OUT=results/bench/targets REPS=3 sh results/bench/levers/targets.sh
-	python3 results/bench/levers/summarize.py results/bench/targets > results/bench/targets/table.md
+	OUT=results/bench/targets REPS=3 sh results/bench/targets.sh
+	python3 results/bench/summarize.py results/bench/targets > results/bench/targets/table.md
 
 # Mutation testing: each semantic mutant of core/lock (cmd/mutate/mutants/*.patch)
 # against the unit tests and make sim's sweep (1..MUTATE_SEEDS), then gremlins
