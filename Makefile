@@ -105,7 +105,7 @@ bench-peers:
 
 # Mutation testing: each semantic mutant of core/lock (cmd/mutate/mutants/*.patch)
 # against the unit tests and make sim's sweep (1..MUTATE_SEEDS), then gremlins
-# v0.6.0 on core/lock; results and COMMAND.txt in results/mutate/. About 45 min
+# v0.6.0 on core/lock; results and COMMAND.txt in results/mutation/. About 45 min
 # on 2 cores. Exits 3 when a target of issue 13 is missed (sim < 90 % of the
 # semantic mutants, gremlins efficacy < 90 %). Installs gremlins if missing.
 GREMLINS ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/gremlins

@@ -1,7 +1,7 @@
 """Summarise knobs.sh / targets.sh runs: per run name (config-route) and
 workload, the range (min-max over repetitions) of cycles/s (contended: hand-offs/s),
 the ratio to etcd's figure of the same repetition and workload, acquire p50/p99
-and the host's load. Usage: python3 results/bench/levers/summarize.py DIR"""
+and the host's load. Usage: python3 results/bench/summarize.py DIR"""
 import json, os, re, sys
 from collections import defaultdict
 

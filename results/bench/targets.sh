@@ -4,7 +4,7 @@
 # closed-loop clients, uncontended and one contended key (FIFO), requests
 # spread over the members and sent to each resource's shard leader; etcd (3
 # members, concurrency.Mutex) in the same loop. Run from the repository
-# root: sh results/bench/levers/targets.sh
+# root: sh results/bench/targets.sh
 # CONFIGS lists the lockd setups, one per line: a run name, then lockd dev
 # arguments; BENCH_ARGS are extra lockbench flags (e.g. -breakdown).
 set -e

@@ -1,5 +1,5 @@
 # Sorts perf samples ("pct dso sym", one function a line) into the guest runtime's and
-# program's parts (results/simspeed/profile-guest.sh); prints "pct%  category".
+# program's parts (results/sim-speed/profile-guest.sh); prints "pct%  category".
 {
   p=$1; dso=$2; s=$3;
   if (dso !~ /JIT/) { if (dso ~ /kernel/) c="host: kernel (page faults, scheduling)"; else c="host: wazero + Go runtime"; }

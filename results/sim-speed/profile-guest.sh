@@ -33,8 +33,8 @@ gs=$(perf script -i "$out/guest.data" --time "$from," -F time 2>/dev/null | wc -
 ns=$(perf script -i "$out/native.data" -F time 2>/dev/null | wc -l)
 echo "# guest run: $gs samples at 999 Hz; native run: $ns samples at 4999 Hz (GOMAXPROCS=1)"
 echo "# category: guest ms, native ms, ratio"
-join -t'|' -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk -f results/simspeed/classify-profile.awk "$out/guest.agg" | sed 's/%  /|/' | awk -F'|' '{print $2"|"$1}' | sort) \
-           <(awk -f results/simspeed/classify-profile.awk "$out/native.agg" | sed 's/%  /|/' | awk -F'|' '{print $2"|"$1}' | sort) |
+join -t'|' -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk -f results/sim-speed/classify-profile.awk "$out/guest.agg" | sed 's/%  /|/' | awk -F'|' '{print $2"|"$1}' | sort) \
+           <(awk -f results/sim-speed/classify-profile.awk "$out/native.agg" | sed 's/%  /|/' | awk -F'|' '{print $2"|"$1}' | sort) |
   awk -F'|' -v gs="$gs" -v ns="$ns" '{g=$2*gs/100/0.999; n=$3*ns/100/4.999; printf "%-60s %6.0f %5.0f  x%.1f\n", $1, g, n, (n>0?g/n:0)}' | sort -k2 -t'|' -rn
 echo "# top guest functions (ms in the guest run)"
 awk -v gs="$gs" '$2=="JIT"{printf "%6.1f %s\n", $1*gs/100/0.999, $3}' "$out/guest.agg" | head -40

@@ -2,9 +2,9 @@
 # Where an uncontended acquire's time goes with requests sent to the shard
 # leader (no forward hop), for comparison with §8's spread/gateway runs:
 # lockd dev --shards 1, 16 clients, REPS runs on fresh clusters.
-# Run from the repository root: sh results/bench/levers/breakdown.sh
+# Run from the repository root: sh results/bench/earlier-design/breakdown-leader/breakdown.sh
 set -e
-OUT=${OUT:-results/bench/levers/breakdown-leader}
+OUT=${OUT:-results/bench/earlier-design/breakdown-leader}
 REPS=${REPS:-2}
 DUR=${DUR:-8s}
 mkdir -p "$OUT" bin

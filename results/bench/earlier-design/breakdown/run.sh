@@ -5,9 +5,9 @@
 # three members (2/3 forwarded with one shard) and all through the gateway.
 # lockbench -breakdown scrapes the members' stage histograms around each run.
 # Also the disk's own limit (fdatasync/s, 1/3/9 writers) before and after.
-# Run from the repository root: sh results/bench/breakdown/run.sh
+# Run from the repository root: sh results/bench/earlier-design/breakdown/run.sh
 set -e
-OUT=${OUT:-results/bench/breakdown}
+OUT=${OUT:-results/bench/earlier-design/breakdown}
 REPS=${REPS:-2}
 DUR=${DUR:-8s}
 go build -o bin/lockd ./cmd/lockd

@@ -8,7 +8,7 @@
 # repetition, and each repetition starts one place further down the list
 # (etcd included), so load from other work on the box, and whatever a run
 # leaves behind for the next (etcd's disk writes), falls on all of them.
-# Run from the repository root: sh results/bench/levers/knobs.sh
+# Run from the repository root: sh results/bench/earlier-design/knobs/knobs.sh
 set -e
 OUT=${OUT:-results/bench/levers/knobs}
 REPS=${REPS:-3}

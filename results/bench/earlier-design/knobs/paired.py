@@ -1,7 +1,7 @@
 """Paired view of knobs.sh runs: for each configuration and route, its
 cycles/s over the base configuration's in the same repetition (and route),
 one ratio per repetition, sorted, with the median. Usage:
-python3 results/bench/levers/paired.py DIR [DIR...]"""
+python3 results/bench/earlier-design/knobs/paired.py DIR [DIR...]"""
 import json, os, re, sys, statistics
 from collections import defaultdict
 

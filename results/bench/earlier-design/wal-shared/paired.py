@@ -1,7 +1,7 @@
 """Paired view of run.sh: for each shard count and workload, shared's
 cycles/s (contended: hand-offs/s) over per-group's in the same repetition,
 one ratio per repetition, sorted, with the median. Usage:
-python3 results/bench/wal-shared/paired.py DIR"""
+python3 results/bench/earlier-design/wal-shared/paired.py DIR"""
 import json, os, re, sys, statistics
 from collections import defaultdict
 

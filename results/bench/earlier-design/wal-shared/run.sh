@@ -8,9 +8,9 @@
 # place further down the list, so load from other work on the box falls on
 # all configurations. Ports 27470.. (HTTP) and 27570.. (Raft), no gRPC or
 # gateway, to stay clear of other benchmarks on the box.
-# Run from the repository root: sh results/bench/wal-shared/run.sh
+# Run from the repository root: sh results/bench/earlier-design/wal-shared/run.sh
 set -e
-OUT=${OUT:-results/bench/wal-shared/cluster}
+OUT=${OUT:-results/bench/earlier-design/wal-shared/cluster}
 REPS=${REPS:-3}
 DUR=${DUR:-6s}
 mkdir -p "$OUT" bin
