@@ -1,6 +1,6 @@
 #!/bin/sh
-# Issue 16's targets with the settings this branch ships: lockd dev (3
-# members in one process, fsync on, WAL) with 1 and 4 lock shards, 16
+# The targets with lockd's defaults: lockd dev (3 members in one process,
+# fsync on, WAL) with 1 and 4 lock shards, 16
 # closed-loop clients, uncontended and one contended key (FIFO), requests
 # spread over the members and sent to each resource's shard leader; etcd (3
 # members, concurrency.Mutex) in the same loop. Run from the repository

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Where an uncontended acquire's time goes with requests sent to the shard
-# leader (no forward hop), for comparison with §8's spread/gateway runs:
+# leader (no forward hop), for comparison with breakdown/'s spread/gateway runs:
 # lockd dev --shards 1, 16 clients, REPS runs on fresh clusters.
 # Run from the repository root: sh results/bench/earlier-design/breakdown-leader/breakdown.sh
 set -e

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Issue 16, hashicorp/raft knobs one at a time (EXPERIMENTS.md, "Commit-path
-# levers"). lockd dev (3 members in one process, fsync on, WAL, one lock
+# hashicorp/raft knobs one at a time (EXPERIMENTS.md, Benchmarks, "hashicorp/raft
+# knobs"). lockd dev (3 members in one process, fsync on, WAL, one lock
 # shard), 16 closed-loop clients, uncontended, each configuration on a fresh
 # cluster, requests spread over the members (-route spread) and sent to the
 # shard's leader (-route leader); etcd (3 members, concurrency.Mutex) runs

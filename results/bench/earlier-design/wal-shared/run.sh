@@ -1,6 +1,6 @@
 #!/bin/sh
-# Issue 16, shared per-node WAL against one WAL per group (EXPERIMENTS.md
-# §11, "Shared per-node WAL"). lockd dev (3 members in one process, fsync
+# Shared per-node WAL against one WAL per group (EXPERIMENTS.md, Benchmarks,
+# "Shared per-member WAL"). lockd dev (3 members in one process, fsync
 # on) with 1 and 4 lock shards, --wal-mode per-group and shared, 16
 # closed-loop clients, uncontended and one contended key (FIFO), each
 # request sent to its resource's shard leader (-route leader); etcd (3
