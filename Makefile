@@ -4,7 +4,7 @@ SEEDS ?= 500
 SCENARIO ?=
 BENCHTIME ?= 10s
 
-.PHONY: run test lint vet fmt-check sim sim-sweep sim-bugs bench bench-peers build clean mutate realnet realnet-failover wasm replay-sweep replay-summary
+.PHONY: run test lint vet fmt-check sim sim-sweep sim-bugs bench bench-peers build clean check-results mutate realnet realnet-failover wasm replay-sweep replay-summary
 
 build:
 	$(GO) build ./...
@@ -136,6 +136,16 @@ realnet-failover:
 
 clean:
 	rm -rf results/tmp
+
+# Every results/ path cited in EXPERIMENTS.md and README.md exists (globs
+# allowed; results/tmp/ is scratch and skipped).
+check-results:
+	@missing=0; \
+	for p in $$(grep -ho 'results/[A-Za-z0-9_./*-]*' EXPERIMENTS.md README.md | sed 's/[.]*$$//' | sort -u); do \
+		case $$p in results/tmp/*|results/tmp) continue;; esac; \
+		set -- $$p; [ -e "$$1" ] || { echo "check-results: $$p cited but missing" >&2; missing=1; }; \
+	done; \
+	[ $$missing -eq 0 ] && echo "check-results: every cited results/ path exists"
 
 .PHONY: maelstrom maelstrom-testnodes
 
