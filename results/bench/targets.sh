@@ -8,7 +8,7 @@
 # CONFIGS lists the lockd setups, one per line: a run name, then lockd dev
 # arguments; BENCH_ARGS are extra lockbench flags (e.g. -breakdown).
 set -e
-OUT=${OUT:-results/bench/levers/targets}
+OUT=${OUT:-results/bench/targets}
 REPS=${REPS:-2}
 DUR=${DUR:-6s}
 CONFIGS=${CONFIGS:-"shards1 --shards 1

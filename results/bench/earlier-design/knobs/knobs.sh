@@ -10,7 +10,7 @@
 # leaves behind for the next (etcd's disk writes), falls on all of them.
 # Run from the repository root: sh results/bench/earlier-design/knobs/knobs.sh
 set -e
-OUT=${OUT:-results/bench/levers/knobs}
+OUT=${OUT:-results/bench/earlier-design/knobs/out}
 REPS=${REPS:-3}
 FIRST=${FIRST:-1}
 DUR=${DUR:-6s}
