@@ -179,7 +179,7 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 			op(0, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTL: 3 * sec, Wait: true}, grant("L1", 1, 2002*ms, 5*sec)),
 			op(1, sec, 3*sec, status(), holders(2001*ms, hv("L1", Exclusive, 1, 5*sec))),
 		}},
-		// leaderCrash seed 307 (results/findings/leaderCrash-307-status): a
+		// leaderCrash seed 307 (results/findings/late-grant-renewed-expiry-model-gap/run-307): a
 		// queued grant at 5.536 whose first attempt was answered late, at
 		// 6.812, after a retry had delivered the lease and a renew at 6.300
 		// had moved its expiry; a status at 5.678 listed it in between.
@@ -200,13 +200,13 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
 			op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, 7800*ms)),
 		}},
-		// multiShard seed 448 (results/findings/sweep6-multiShard): c5's
+		// multiShard seed 448 (results/findings/multishard-late-grant-model-gap): c5's
 		// retry was answered late (from the dedupe table) with a grant of
 		// 36.870, before c34's release at 37.157, unrenewed; c5 sent a
 		// renew the instant it got the answer, which never applied.
 		{"late answer with the grant's own expiry, a renew sent at its return", true, seed448(38837 * ms)},
 		{"grant while a late answer's own expiry had not passed", false, seed448(38700 * ms)},
-		// multiShard seed 453 (results/findings/multiShard-453): log time
+		// multiShard seed 453 (results/findings/multishard-retry-below-token-floor-model-gap): log time
 		// stood still at 37.134 while c3's release granted the queued c7-44
 		// #331 and then c17 got #337; c7's first attempt went unanswered,
 		// its retry was answered from the dedupe table, still at 37.134.

@@ -22,7 +22,7 @@ var (
 	scenarioFlag = flag.String("scenario", "", "run only this scenario")
 	// 40: unknown-as-unavailable on networkPartition is caught by one
 	// seed's run with probability p ~ 0.18 (0.16 at the 95% lower bound,
-	// measured over seeds 1..50, results/flakes); 40 seeds all miss with
+	// measured over seeds 1..50, results/findings/bug-mode-seed-budget); 40 seeds all miss with
 	// probability (1-0.16)^40 < 1e-3. Detection stops at the first
 	// catch, so only the rare slow run pays for the width.
 	bugSeeds = flag.Int("bug-seeds", 40, "seeds tried per bug mode before TestBugModes gives up")

@@ -65,7 +65,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
 	fs.StringVar(&o.mutantsDir, "mutants", "cmd/mutate/mutants", "directory of *.patch semantic mutants (relative to the repository root)")
-	fs.StringVar(&o.out, "out", "results/mutate", "output directory")
+	fs.StringVar(&o.out, "out", "results/mutation", "output directory")
 	fs.StringVar(&o.seeds, "seeds", "1..10", "seed range of the simulator sweep (make sim uses 1..10)")
 	only := fs.String("only", "", "comma-separated mutant names to run (default all)")
 	fs.IntVar(&o.jobs, "jobs", 1, "mutants run at once (timings are per mutant; >1 inflates them on a small machine)")

@@ -1,0 +1,20 @@
+# Sorts perf samples ("pct dso sym", one function a line) into the guest runtime's and
+# program's parts (results/sim-speed/profile-guest.sh); prints "pct%  category".
+{
+  p=$1; dso=$2; s=$3;
+  if (dso !~ /JIT/) { if (dso ~ /kernel/) c="host: kernel (page faults, scheduling)"; else c="host: wazero + Go runtime"; }
+  else if (s ~ /^runtime\.(gc|scan|mark|grey|sweep|tryDefer|__gcWork|__mspan_\.(sweep|mark|moveInline)|wbBuf|bgsweep|bgscavenge|scavenge|findObject|heapBitsForAddr|spanOf|typePointers|__gcControllerState|gcDrain|__spanInlineMarkBits|__spanSet|markBits|__mheap_\.(free|reclaim)|__mcentral_)/ || s ~ /^runtime\.__(gcBits|markBits|sweepLocked|gcWork|spanQueue|gcCPULimiter|mspan_\.(initHeapBits|refillAllocCache|nextFreeIndex|typePointersOf|objIndex|heapBitsSmallForAddr))/ || s ~ /runtime.*([Ss]can|[Mm]ark|[Ss]weep|[Gg]rey)/) c="guest runtime: GC (mark, sweep)";
+  else if (s ~ /^runtime\.(malloc|newobject|growslice|makeslice|makemap|newarray|mallocgc|memclr|nextFreeFast|__mcache|__mcentral|__mheap|__mspan_\.writeHeap|heapSetType|roundupsize|rawstring|rawbyteslice|concatstring|slicebytetostring|stringtoslicebyte|convT|__mspan_\.(nextFree|init))/ || s ~ /^runtime\.(__mspan_|__mheap_|__mcache_|__mcentral_|sysAlloc|sysUsed|sysMap|sysReserve|sbrk|persistentalloc)/) c="guest runtime: allocation";
+  else if (s ~ /^runtime\.(selectgo|sellock|selunlock|chan|makechan|closechan|send|recv|__waitq|acquireSudog|releaseSudog|selparkcommit|block|selectnbsend|selectnbrecv|chanparkcommit)/) c="guest runtime: channels, select";
+  else if (s ~ /^runtime\.(schedule|findRunnable|execute|gopark|goready|ready|park_m|casgstatus|runq|globrunq|wakep|__synctest|synctest|mcall|gogo|gosave|goexit|newproc|gfget|gfput|casGToWaiting|resetspinning|stopm|startm|handoff|checkTimers|__timers|__timer_|stealWork|pidle|mput|mget|injectglist|netpoll|beforeIdle|handleAsyncEvent|gosched|goyield|nanotime|walltime|__p_|acquirep|releasep|lock2|unlock2|lock|unlock|notewakeup|notesleep|systemstack|morestack|newstack|copystack|adjust|gentraceback|traceback|pause|wasm|resumeETypes|__unwinder|funcInfo|findfunc|pcvalue|step|readvarint|funcspdelta|__stkframe|__gsignal|badmorestack|getcallers|callers|tracebackPCs|when|modtimer|addtimer|deltimer|resettimer|time|timeSleep|goroutineReady|semacquire|semrelease|__semaRoot|readyWithTime|sync_runtime|internal_sync_runtime|__sudog|releasem|acquirem|getg|procyield|osyield|usleep|__lfstack|forEachP|retake|sysmon)/ || s ~ /^wasm_pc_f_loop|^internal_runtime_atomic|^sync_atomic|^runtime_internal_atomic|^_rt0|^gcWriteBarrier|^runtime\.goroutineReady/) c="guest runtime: scheduler, timers, stack switching, atomics";
+  else if (s ~ /^runtime\.(memmove|memequal|memeqbody|memhash|aeshash|strhash|mapaccess|mapassign|mapdelete|mapiter|memhashFallback|strhashFallback|nilinterhash|efaceeq|ifaceeq|typehash|interhash|f64hash|c64hash|getitab|assertE2I|typeAssert|__itabTableType|cmpstring|strequal|__Map|deferreturn|deferproc|panic|gorecover|recovery|addOneOpenDeferFrame|printlock|memhash64Fallback|memhash32Fallback|int64Hash|memhash64|memhash32|memhash_varlen|interequal|nilinterequal|decoderune|encoderune|intstring|slicerunetostring|stringtoslicerune|countrunes|__itab|add|noescape)/ || s ~ /^internal_runtime_maps|^memeqbody|^memcmp|^cmpbody|^internal_bytealg|^runtime\.__hmap|^runtime\.__bmap|^internal_abi/) c="guest runtime: memmove, maps, hashing, interfaces, defer";
+  else if (s ~ /^runtime\./) c="guest runtime: other";
+  else if (s ~ /^github.com_lockstep_lockstep_sim/) c="guest: lockstep sim/";
+  else if (s ~ /^github.com_lockstep/) c="guest: lockstep other (core, scenarios, checker, cmd)";
+  else if (s ~ /^github.com_hashicorp/) c="guest: hashicorp (raft, msgpack)";
+  else if (s ~ /^(encoding_json|encoding_|reflect|fmt|strconv|unicode|strings|bytes|sort|slices|math|hash)/) c="guest: std encoding, reflect, fmt, strings";
+  else if (s ~ /^(net_http|net_textproto|net_url|net|bufio|io|mime|crypto|compress|context|log|time|sync|os|syscall|internal_)/) c="guest: std net/http, io, sync, time, os";
+  else c="guest: other";
+  a[c]+=p; t+=p;
+}
+END { for (k in a) printf "%6.1f%%  %s\n", a[k]*100/t, k }
