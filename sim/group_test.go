@@ -2,8 +2,6 @@ package sim
 
 import (
 	"errors"
-	"io"
-	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -51,30 +49,6 @@ func TestGroupTransportsShareNode(t *testing.T) {
 			if err := tr.RequestVote("b", "b", &raft.RequestVoteRequest{Term: 10}, &resp); !errors.Is(err, ErrUnreachable) {
 				t.Fatalf("group %d vote across a partition: %v, want unreachable", tr.group, err)
 			}
-		}
-	})
-}
-
-// Goal: a forwarder with a fixed Port reaches that port's handler whatever
-// port its URL names (a group's forward route on a shared member address).
-// Method: a request to plain "n1" with Port "9002" must reach handler 9002.
-func TestHTTPTransportPort(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		n := NewNetwork(Options{Link: simLink})
-		defer n.Close()
-		serve := func(name string) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, name) })
-		}
-		n.HandleHTTP("n1", map[string]http.Handler{"": serve("member"), "9002": serve("group2")})
-		c := &http.Client{Transport: &HTTPTransport{Net: n, From: "n2", Port: "9002"}}
-		resp, err := c.Get("http://n1/forward")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if string(b) != "group2" {
-			t.Fatalf("answered by %q, want group2", b)
 		}
 	})
 }

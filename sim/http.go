@@ -86,10 +86,6 @@ func (n *Network) serve(id string, h http.Handler, req *http.Request) (rec *http
 type HTTPTransport struct {
 	Net  *Network
 	From string
-	// Port, when set, replaces every request's port: a forwarder of one
-	// Raft group reaches that group's handler on the leader's member
-	// address, as core/mux's header names the group on a shared port.
-	Port string
 }
 
 var _ http.RoundTripper = (*HTTPTransport)(nil)
@@ -99,11 +95,6 @@ var _ http.RoundTripper = (*HTTPTransport)(nil)
 // refused connection does, so callers may treat it as not sent.
 func (t *HTTPTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	host := req.URL.Hostname()
-	if t.Port != "" {
-		req = req.Clone(req.Context())
-		req.URL.Host = net.JoinHostPort(host, t.Port)
-		req.Host = ""
-	}
 	var raw bytes.Buffer
 	if err := req.Write(&raw); err != nil {
 		return nil, fmt.Errorf("sim http: encode request: %w", err)

@@ -159,17 +159,10 @@ type dialing struct {
 // connTo returns the connection to addr, dialling it if there is none.
 // Callers arriving during a dial share its outcome.
 func (t *TCP) connTo(ctx context.Context, addr string) (*conn, error) {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	p := t.peerFor(addr)
+	if p == nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotSent, ErrClosed)
 	}
-	p := t.peers[addr]
-	if p == nil {
-		p = &peer{}
-		t.peers[addr] = p
-	}
-	t.mu.Unlock()
 	p.mu.Lock()
 	if p.conn != nil && !p.conn.isClosed() {
 		c := p.conn
@@ -214,20 +207,29 @@ func (t *TCP) dial(p *peer, d *dialing, addr string) {
 	close(d.done)
 }
 
-// adopt makes c, dialled by the member at addr, this member's connection
-// to it, unless a live one is already there.
-func (t *TCP) adopt(addr string, c *conn) {
+// peerFor is the record of the member at addr, made on first use; nil once
+// t is closed.
+func (t *TCP) peerFor(addr string) *peer {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.closed {
-		t.mu.Unlock()
-		return
+		return nil
 	}
 	p := t.peers[addr]
 	if p == nil {
 		p = &peer{}
 		t.peers[addr] = p
 	}
-	t.mu.Unlock()
+	return p
+}
+
+// adopt makes c, dialled by the member at addr, this member's connection
+// to it, unless a live one is already there.
+func (t *TCP) adopt(addr string, c *conn) {
+	p := t.peerFor(addr)
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.conn == nil || p.conn.isClosed() {

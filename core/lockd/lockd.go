@@ -167,41 +167,41 @@ func Start(opts Options) (_ *Member, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// undo closes what Start opened so far, newest first, if it fails.
+	var undo []func() error
 	defer func() {
 		if err != nil {
-			_ = flushTraces(context.Background())
+			for i := len(undo) - 1; i >= 0; i-- {
+				_ = undo[i]()
+			}
 		}
 	}()
+	undo = append(undo, func() error { return flushTraces(context.Background()) })
 	members, err := listenMembers(opts.RaftAddr, opts.Logger, opts.TLS, opts.Tracer)
 	if err != nil {
 		return nil, err
 	}
+	undo = append(undo, members.Close)
 	ln, err := net.Listen("tcp", opts.HTTPAddr)
 	if err != nil {
-		_ = members.Close()
 		return nil, fmt.Errorf("http listen on %s: %w", opts.HTTPAddr, err)
 	}
+	undo = append(undo, ln.Close)
 	front, err := listenGRPC(opts.GRPCAddr)
 	if err != nil {
-		_ = ln.Close()
-		_ = members.Close()
 		return nil, err
 	}
+	undo = append(undo, func() error { return front.stop(context.Background()) })
 	probes, err := listenHealth(opts.HealthAddr)
 	if err != nil {
-		_ = front.stop(context.Background())
-		_ = ln.Close()
-		_ = members.Close()
 		return nil, err
 	}
+	undo = append(undo, func() error { return probes.stop(context.Background()) })
 	sharedWAL, err := openSharedWAL(opts.DataDir, opts.WALMode, opts.LogStore, opts.BeforeLogSync)
 	if err != nil {
-		_ = probes.stop(context.Background())
-		_ = front.stop(context.Background())
-		_ = ln.Close()
-		_ = members.Close()
 		return nil, err
 	}
+	undo = append(undo, func() error { return closeSharedWAL(sharedWAL) })
 	env := func(g uint64) (shard.Env, error) {
 		dir := filepath.Join(opts.DataDir, groupDir(g))
 		// Local: env runs once per group, after Start's own err is done with.
@@ -243,13 +243,9 @@ func Start(opts Options) (_ *Member, err error) {
 		SpreadInterval: max(opts.SpreadInterval, 0), Logger: opts.Logger, Tune: opts.TuneShard,
 	})
 	if err != nil {
-		_ = probes.stop(context.Background())
-		_ = front.stop(context.Background())
-		_ = ln.Close()
-		_ = members.Close()
-		_ = closeSharedWAL(sharedWAL)
 		return nil, err
 	}
+	undo = append(undo, h.Shutdown)
 	vcfg := opts.Service
 	vcfg.Logger = opts.Logger
 	vcfg.PeerTLS = opts.TLS.peerDial()
@@ -259,12 +255,6 @@ func Start(opts Options) (_ *Member, err error) {
 	// registry, one set of watches to end.
 	svc, err := service.New(h, vcfg)
 	if err != nil {
-		_ = h.Shutdown()
-		_ = probes.stop(context.Background())
-		_ = front.stop(context.Background())
-		_ = ln.Close()
-		_ = members.Close()
-		_ = closeSharedWAL(sharedWAL)
 		return nil, err
 	}
 	hcfg := opts.Server
@@ -303,6 +293,7 @@ func Start(opts Options) (_ *Member, err error) {
 	}()
 	if opts.PprofAddr != "" {
 		if m.profiles, err = ServeProfiles(opts.PprofAddr, opts.Logger); err != nil {
+			undo = nil // m.Stop closes all Start opened
 			return nil, errors.Join(err, m.Stop(context.Background()))
 		}
 	}

@@ -41,7 +41,12 @@ func TestMemberTrafficStaysOffThePublicPort(t *testing.T) {
 		t.Fatalf("public port answered %d %s for an internal path, want 404 not_found", resp.StatusCode, body)
 	}
 
-	fwd := forward.New(outsideLink(t), nil)
+	fwd := forward.New(outsideLink(t, func(ctx context.Context, addr string, stream bool) (net.Conn, error) {
+		if stream {
+			return mux.Dial(ctx, addr, mux.Stream, 0)
+		}
+		return mux.Dial(ctx, addr, mux.Link, 0)
+	}), nil)
 	for _, g := range []uint64{0, 1} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err := fwd.For(g).Forward(ctx, p, []byte("\x02junk"))
@@ -53,8 +58,8 @@ func TestMemberTrafficStaysOffThePublicPort(t *testing.T) {
 }
 
 // outsideLink is a link from a process that is no member: it dials member
-// ports (plaintext) and serves nothing.
-func outsideLink(t *testing.T) *link.TCP {
+// ports with dial and serves nothing. It is closed when t ends.
+func outsideLink(t *testing.T, dial func(ctx context.Context, addr string, stream bool) (net.Conn, error)) *link.TCP {
 	t.Helper()
 	cfg := link.DefaultTCPConfig()
 	var err error
@@ -65,12 +70,7 @@ func outsideLink(t *testing.T) *link.TCP {
 	if cfg.Streams, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Dial = func(ctx context.Context, addr string, stream bool) (net.Conn, error) {
-		if stream {
-			return mux.Dial(ctx, addr, mux.Stream, 0)
-		}
-		return mux.Dial(ctx, addr, mux.Link, 0)
-	}
+	cfg.Dial = dial
 	l, err := link.NewTCP(cfg)
 	if err != nil {
 		t.Fatal(err)

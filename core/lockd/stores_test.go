@@ -14,14 +14,7 @@ import (
 // and no term or vote), nor with a shared WAL on bolt or an unknown mode.
 // Method: open stores per group, then shared; then shared, then per group.
 func TestWALModeIsFixedByTheData(t *testing.T) {
-	perGroup := t.TempDir()
-	st, err := OpenDiskStores(filepath.Join(perGroup, groupDir(1)), LogStoreWAL, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	perGroup := perGroupDir(t)
 	if _, err := openSharedWAL(perGroup, WALShared, LogStoreWAL, nil); !errors.Is(err, node.ErrConfig) {
 		t.Fatalf("shared on a per-group dir = %v, want ErrConfig", err)
 	}
@@ -74,18 +67,25 @@ func TestWALModeFollowsTheDataDir(t *testing.T) {
 	} else {
 		_ = closeSharedWAL(sh)
 	}
-	perGroup := t.TempDir()
-	st, err := OpenDiskStores(filepath.Join(perGroup, groupDir(1)), LogStoreWAL, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	perGroup := perGroupDir(t)
 	if sh, err := openSharedWAL(perGroup, "", LogStoreWAL, nil); err != nil || sh != nil {
 		t.Fatalf("per-group dir: %v %v, want per-group (nil) and no error", sh, err)
 	}
 	if sh, err := openSharedWAL(t.TempDir(), "", LogStoreBolt, nil); err != nil || sh != nil {
 		t.Fatalf("bolt: %v %v, want per-group", sh, err)
 	}
+}
+
+// perGroupDir is a data dir written by a member with a WAL per group.
+func perGroupDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := OpenDiskStores(filepath.Join(dir, groupDir(1)), LogStoreWAL, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

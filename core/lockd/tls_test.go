@@ -24,7 +24,6 @@ import (
 
 	"github.com/lockstep/lockstep/core/api"
 	"github.com/lockstep/lockstep/core/forward"
-	"github.com/lockstep/lockstep/core/link"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/lockd"
 	"github.com/lockstep/lockstep/core/mux"
@@ -291,27 +290,14 @@ func TestTLSRefusesForeignMember(t *testing.T) {
 
 	// A link dialled with cert sends a corrupt command to n1's shard 1.
 	forward := func(cert tls.Certificate) error {
-		cfg := link.DefaultTCPConfig()
-		var err error
-		if cfg.Conns, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		cfg.Local = cfg.Conns.Addr().String()
-		if cfg.Streams, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
 		peer := tlsconf.PeerClient(cert, p.ca)
-		cfg.Dial = func(ctx context.Context, addr string, _ bool) (net.Conn, error) {
+		l := outsideLink(t, func(ctx context.Context, addr string, _ bool) (net.Conn, error) {
 			return mux.DialTLS(ctx, addr, mux.Link, 0, peer)
-		}
-		l, err := link.NewTCP(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		})
 		defer l.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err = forward.New(l, nil).For(1).Forward(ctx, peers[0], []byte("\x02junk"))
+		_, err := forward.New(l, nil).For(1).Forward(ctx, peers[0], []byte("\x02junk"))
 		return err
 	}
 	// TLS checks the certificate on the first write or read, so the

@@ -41,5 +41,5 @@ for rep in $(seq 1 "$REPS"); do
   done
 done
 rm -f "$OUT/lockd.log"
-python3 results/bench/request-path/summarize.py "$OUT" > "$OUT/table.md"
+python3 results/bench/summarize.py "$OUT" > "$OUT/table.md"
 cat "$OUT/table.md"
