@@ -5,7 +5,8 @@ the machine's CPU per cycle (µs, /proc/stat over the window, load generator
 included; runs from before lockbench measured it show "–") and its ratio to
 the bare server's in the same repetition, the
 throughput ratio to etcd's in the same repetition, acquire p50/p99, and for
-contended runs the grants out of FIFO order and Jain's index.
+contended runs the grants out of FIFO order and Jain's index, and the
+host's 1-minute load after each run.
 Usage: python3 results/bench/summarize.py DIR"""
 import json, os, re, sys
 from collections import defaultdict
@@ -43,12 +44,12 @@ def ratio(rs, wl, other, f):
             out.append(f(r) / f(p))
     return out
 
-print("| run | workload | cycles/s | CPU µs/cycle | CPU × bare | cycles × etcd | acq p50 ms | acq p99 ms | CPU busy | out of order | Jain | reps |")
-print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+print("| run | workload | cycles/s | CPU µs/cycle | CPU × bare | cycles × etcd | acq p50 ms | acq p99 ms | CPU busy | out of order | Jain | load | reps |")
+print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 order = lambda k: (k[1], k[0] not in ("bare", "etcd"), k[0])
 for (key, wl) in sorted(runs, key=order):
     rs = runs[(key, wl)]
-    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
         key, wl, rng([r["ops_per_sec"] for _, r in rs], "%.0f"),
         rng([cpu(r) for _, r in rs], "%.0f"),
         rng(ratio(rs, wl, "bare", cpu), "%.2f"),
@@ -58,4 +59,5 @@ for (key, wl) in sorted(runs, key=order):
         rng([100 * r["machine_cpu"]["utilisation"] for _, r in rs if r.get("machine_cpu")], "%.0f%%"),
         rng([100 * r["fairness"]["out_of_order_frac"] for _, r in rs if r.get("fairness")], "%.1f%%"),
         rng([r["fairness"]["jain"] for _, r in rs if r.get("fairness")], "%.3f"),
+        rng([r.get("host_load1") for _, r in rs], "%.0f"),
         len(rs)))
