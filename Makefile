@@ -138,14 +138,21 @@ clean:
 	rm -rf results/tmp
 
 # Every results/ path cited in EXPERIMENTS.md and README.md exists (globs
-# allowed; results/tmp/ is scratch and skipped).
+# allowed; results/tmp/ is scratch and skipped), and every experiment folder
+# (results/<experiment>/, results/findings/<finding>/, results/bench/<x>/,
+# results/bench/earlier-design/<x>/) has a COMMAND or COMMAND.txt.
 check-results:
 	@missing=0; \
 	for p in $$(grep -ho 'results/[A-Za-z0-9_./*-]*' EXPERIMENTS.md README.md | sed 's/[.]*$$//' | sort -u); do \
 		case $$p in results/tmp/*|results/tmp) continue;; esac; \
 		set -- $$p; [ -e "$$1" ] || { echo "check-results: $$p cited but missing" >&2; missing=1; }; \
 	done; \
-	[ $$missing -eq 0 ] && echo "check-results: every cited results/ path exists"
+	for d in results/*/ results/findings/*/ results/bench/*/ results/bench/earlier-design/*/; do \
+		case $$d in results/tmp/|results/findings/) continue;; esac; \
+		[ -d "$$d" ] || continue; \
+		[ -e "$${d}COMMAND.txt" ] || [ -e "$${d}COMMAND" ] || { echo "check-results: $$d has no COMMAND.txt" >&2; missing=1; }; \
+	done; \
+	[ $$missing -eq 0 ] && echo "check-results: every cited results/ path exists; every experiment folder has a COMMAND"
 
 .PHONY: maelstrom maelstrom-testnodes
 

@@ -130,7 +130,7 @@ func (s *BareServer) handleAcquire(w http.ResponseWriter, r *http.Request) {
 	case req.Resource == "" || req.ClientID == "":
 		writeAPIError(w, api.CodeInvalidArgument, "resource and client_id are required")
 		return
-	case req.TTL <= 0 || req.Wait < 0:
+	case req.TTLMs <= 0 || req.WaitMs < 0:
 		writeAPIError(w, api.CodeInvalidArgument, "ttl must be > 0 and wait >= 0")
 		return
 	case req.Mode != api.Exclusive && req.Mode != api.Shared:
@@ -140,7 +140,7 @@ func (s *BareServer) handleAcquire(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, api.CodeInvalidArgument, "policy must be fifo or throughput")
 		return
 	}
-	ttl := time.Duration(req.TTL) * time.Millisecond
+	ttl := time.Duration(req.TTLMs) * time.Millisecond
 
 	s.mu.Lock()
 	k, ok := s.keyLocked(req.Resource)
@@ -155,18 +155,18 @@ func (s *BareServer) handleAcquire(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, resp)
 		return
 	}
-	if req.Wait == 0 || len(k.queue)+len(k.racers) >= bareMaxWaitersPerKey {
-		resp := api.AcquireResponse{LogTime: s.logTimeMs()}
+	if req.WaitMs == 0 || len(k.queue)+len(k.racers) >= bareMaxWaitersPerKey {
+		resp := api.AcquireResponse{LogTimeMs: s.logTimeMs()}
 		s.dropIfIdleLocked(req.Resource, k)
 		s.mu.Unlock()
-		if req.Wait == 0 {
+		if req.WaitMs == 0 {
 			writeJSON(w, resp)
 		} else {
 			writeAPIError(w, api.CodeUnavailable, "queue full")
 		}
 		return
 	}
-	wait := time.Duration(req.Wait) * time.Millisecond
+	wait := time.Duration(req.WaitMs) * time.Millisecond
 	if req.Policy == api.Throughput {
 		s.race(r.Context(), w, req.Resource, k, req.Mode, ttl, wait)
 		return
@@ -210,7 +210,7 @@ func (s *BareServer) race(ctx context.Context, w http.ResponseWriter, resource s
 			s.mu.Unlock()
 		case <-timer.C:
 			s.withdrawRacer(resource, k, racer)
-			writeJSON(w, api.AcquireResponse{LogTime: s.logTimeMs()})
+			writeJSON(w, api.AcquireResponse{LogTimeMs: s.logTimeMs()})
 			return
 		case <-ctx.Done():
 			s.withdrawRacer(resource, k, racer)
@@ -245,7 +245,7 @@ func (s *BareServer) giveUp(ctx context.Context, w http.ResponseWriter, resource
 		k.queue = append(k.queue[:pos], k.queue[pos+1:]...)
 		// The head leaving may unblock compatible waiters behind it.
 		s.settleLocked(resource, k)
-		resp := api.AcquireResponse{QueuePosition: pos + 1, LogTime: s.logTimeMs()}
+		resp := api.AcquireResponse{QueuePosition: pos + 1, LogTimeMs: s.logTimeMs()}
 		s.mu.Unlock()
 		writeJSON(w, resp)
 		return
@@ -272,7 +272,7 @@ func (s *BareServer) handleRelease(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, api.CodeNotHolder, "no such lease on this resource")
 		return
 	}
-	writeJSON(w, api.ReleaseResponse{Released: true, LogTime: s.logTimeMs()})
+	writeJSON(w, api.ReleaseResponse{Released: true, LogTimeMs: s.logTimeMs()})
 }
 
 func (s *BareServer) handleCluster(w http.ResponseWriter, _ *http.Request) {
@@ -358,9 +358,9 @@ func (s *BareServer) grantLocked(resource string, k *bareKey, mode api.Mode, ttl
 		Granted:      true,
 		LeaseID:      leaseID,
 		FencingToken: s.nextToken,
-		ExpiresIn:    ttl.Milliseconds(),
+		ExpiresInMs:  ttl.Milliseconds(),
 		Mode:         mode,
-		LogTime:      s.logTimeMs(),
+		LogTimeMs:    s.logTimeMs(),
 	}
 }
 

@@ -31,6 +31,8 @@ type etcdTarget struct {
 	endpoints []string
 }
 
+var _ Target = (*etcdTarget)(nil)
+
 // NewEtcdTarget starts an embedded etcd cluster and waits until every
 // member is ready to serve.
 func NewEtcdTarget(ctx context.Context, opts EtcdOptions) (Target, error) {
@@ -160,6 +162,8 @@ type etcdLocker struct {
 	mu   sync.Mutex
 	held map[string]*concurrency.Mutex // by lease (the mutex's own key)
 }
+
+var _ Locker = (*etcdLocker)(nil)
 
 // Acquire implements Locker: Lock with the wait as deadline, or TryLock
 // for wait 0. Shared requests are taken exclusively.

@@ -69,6 +69,8 @@ type HTTPLocker struct {
 	next    int // rotation over opts.URLs for discovery
 }
 
+var _ Locker = (*HTTPLocker)(nil)
+
 // NewHTTPLocker returns a client with its own connection pool.
 func NewHTTPLocker(opts HTTPLockerOptions) (*HTTPLocker, error) {
 	if len(opts.URLs) == 0 {
@@ -113,9 +115,9 @@ func (l *HTTPLocker) Acquire(ctx context.Context, req AcquireRequest) (Grant, er
 	body := api.AcquireRequest{
 		Resource:  req.Key,
 		ClientID:  l.opts.ClientID,
-		TTL:       req.TTL.Milliseconds(),
+		TTLMs:     req.TTL.Milliseconds(),
 		Mode:      req.Mode,
-		Wait:      req.Wait.Milliseconds(),
+		WaitMs:    req.Wait.Milliseconds(),
 		RequestID: newRequestID(),
 		Policy:    l.opts.Policy,
 	}

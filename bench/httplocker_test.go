@@ -30,7 +30,7 @@ func TestHTTPLockerFollowsLeaderAndRetries(t *testing.T) {
 			writeAPIError(w, api.CodeUnavailable, "electing")
 			return
 		}
-		if req.Policy != api.Throughput || req.TTL != 1500 || req.Wait != 20 {
+		if req.Policy != api.Throughput || req.TTLMs != 1500 || req.WaitMs != 20 {
 			writeAPIError(w, api.CodeInvalidArgument, "fields not passed through")
 			return
 		}

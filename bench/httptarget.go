@@ -29,6 +29,8 @@ type httpTarget struct {
 	stop   func() error
 }
 
+var _ Target = (*httpTarget)(nil)
+
 func (t *httpTarget) Name() string   { return t.name }
 func (t *httpTarget) Traits() Traits { return t.traits }
 

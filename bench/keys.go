@@ -19,6 +19,8 @@ type KeyPicker interface {
 // UniformPicker draws every key with the same probability.
 type UniformPicker struct{ n int }
 
+var _ KeyPicker = UniformPicker{}
+
 // NewUniformPicker returns a picker over n >= 1 keys.
 func NewUniformPicker(n int) (UniformPicker, error) {
 	if n < 1 {
@@ -34,6 +36,8 @@ func (u UniformPicker) Pick(r *rand.Rand) int { return r.IntN(u.n) }
 // is the hottest. Unlike math/rand's Zipf it accepts any s >= 0 (s = 0 is
 // uniform; the commonly used s < 1 is allowed).
 type ZipfPicker struct{ cdf []float64 }
+
+var _ KeyPicker = (*ZipfPicker)(nil)
 
 // NewZipfPicker builds the cumulative table for n keys and exponent s.
 func NewZipfPicker(n int, s float64) (*ZipfPicker, error) {

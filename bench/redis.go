@@ -47,6 +47,8 @@ type redisTarget struct {
 	child *child
 }
 
+var _ Target = (*redisTarget)(nil)
+
 // NewRedisTarget starts redis-server on a free loopback port and waits
 // until it answers PING.
 func NewRedisTarget(ctx context.Context, opts RedisOptions) (Target, error) {
@@ -132,6 +134,8 @@ type redisLocker struct {
 	client *redis.Client
 	rng    *rand.Rand
 }
+
+var _ Locker = (*redisLocker)(nil)
 
 // Acquire implements Locker; shared requests are taken exclusively.
 func (l *redisLocker) Acquire(ctx context.Context, req AcquireRequest) (Grant, error) {

@@ -17,7 +17,7 @@ func TestQueueCheckAfterAnAttemptLeft(t *testing.T) {
 		{Index: 1, LogTime: 10 * msNs, Kind: KindEnqueue, Resource: "r", LeaseID: "A", Client: "a", Mode: models.Exclusive, ExpiresAt: 500 * msNs},
 		{Index: 2, LogTime: 20 * msNs, Kind: KindJoin, Resource: "r", LeaseID: "A", Client: "a", Mode: models.Exclusive, ExpiresAt: 900 * msNs},
 	}
-	status := Op{Input: models.LockInput{Op: models.Status, Resource: "r"}, Output: models.LockOutput{LogTime: 600 * msNs}}
+	status := Op{Input: models.LockInput{Op: models.Status, Resource: "r"}, Output: models.LockOutput{LogTimeNs: 600 * msNs}}
 	entries := []Entry{{Index: 1, LogTime: 10 * msNs}, {Index: 2, LogTime: 20 * msNs}, {Index: 3, LogTime: 550 * msNs}}
 	retryLeft := []Command{{Index: 3, Op: CommandCancel, LeaseID: "A", Owner: "B"}}
 	for _, tc := range []struct {

@@ -32,13 +32,13 @@ func cleanHistory() *History {
 	writes, grants := store.Records()
 
 	acq := func(client, mode string, wait bool) models.LockInput {
-		return models.LockInput{Op: models.Acquire, Resource: "r", ClientID: client, Mode: mode, TTL: 10 * sec, Wait: wait}
+		return models.LockInput{Op: models.Acquire, Resource: "r", ClientID: client, Mode: mode, TTLNs: 10 * sec, Wait: wait}
 	}
 	rel := func(id string) models.LockInput {
 		return models.LockInput{Op: models.Release, Resource: "r", LeaseID: id}
 	}
 	granted := func(id string, token uint64, at int64) models.LockOutput {
-		return models.LockOutput{Granted: true, LeaseID: id, Token: token, LogTime: at, ExpiresAt: at + 10*sec}
+		return models.LockOutput{Granted: true, LeaseID: id, Token: token, LogTimeNs: at, ExpiresAtNs: at + 10*sec}
 	}
 	return &History{
 		Seed:     42,
@@ -46,8 +46,8 @@ func cleanHistory() *History {
 		Ops: []Op{
 			{ClientID: 0, Input: acq("a", models.Exclusive, false), Output: granted("L1", 1, sec), Call: 0, Return: sec},
 			{ClientID: 1, Input: acq("b", models.Exclusive, true), Output: granted("L2", 2, 3*sec), Call: 2 * sec, Return: 3500 * ms},
-			{ClientID: 0, Input: rel("L1"), Output: models.LockOutput{LogTime: 3 * sec}, Call: 2900 * ms, Return: 3100 * ms},
-			{ClientID: 1, Input: rel("L2"), Output: models.LockOutput{LogTime: 5 * sec}, Call: 4900 * ms, Return: 5100 * ms},
+			{ClientID: 0, Input: rel("L1"), Output: models.LockOutput{LogTimeNs: 3 * sec}, Call: 2900 * ms, Return: 3100 * ms},
+			{ClientID: 1, Input: rel("L2"), Output: models.LockOutput{LogTimeNs: 5 * sec}, Call: 4900 * ms, Return: 5100 * ms},
 			{ClientID: 2, Input: models.LockInput{Op: models.Status, Resource: "r"}, Output: models.LockOutput{Unknown: true}, Call: 6 * sec, Return: math.MaxInt64},
 		},
 		Writes: writes,
@@ -128,8 +128,8 @@ func TestCheckCatches(t *testing.T) {
 		{"duplicate seq", func(h *History, o *Options) { h.Writes[0].Seq = h.Grants[0].Seq }, CheckAssumptions},
 		{"second exclusive grant", func(h *History, o *Options) {
 			h.Ops = append(h.Ops, Op{ClientID: 3,
-				Input:  models.LockInput{Op: models.Acquire, Resource: "r", ClientID: "c", Mode: models.Exclusive, TTL: sec},
-				Output: models.LockOutput{Granted: true, LeaseID: "L9", Token: 9, LogTime: 2 * sec, ExpiresAt: 3 * sec},
+				Input:  models.LockInput{Op: models.Acquire, Resource: "r", ClientID: "c", Mode: models.Exclusive, TTLNs: sec},
+				Output: models.LockOutput{Granted: true, LeaseID: "L9", Token: 9, LogTimeNs: 2 * sec, ExpiresAtNs: 3 * sec},
 				Call:   1500 * ms, Return: 2500 * ms})
 		}, CheckLinearizability},
 		{"stale write accepted", func(h *History, o *Options) {
@@ -139,7 +139,7 @@ func TestCheckCatches(t *testing.T) {
 		{"token decreased", func(h *History, o *Options) {
 			h.Trace = append(h.Trace, TraceEvent{Index: 5, LogTime: 6 * sec, Kind: KindGrant, Resource: "r", LeaseID: "L3", Client: "c", Token: 0, ExpiresAt: 7 * sec})
 			h.Ops = append(h.Ops, Op{ClientID: 3,
-				Input:  models.LockInput{Op: models.Acquire, Resource: "r", ClientID: "c", Mode: models.Exclusive, TTL: sec},
+				Input:  models.LockInput{Op: models.Acquire, Resource: "r", ClientID: "c", Mode: models.Exclusive, TTLNs: sec},
 				Output: models.LockOutput{Unknown: true}, Call: 5900 * ms, Return: math.MaxInt64})
 		}, CheckFencing},
 		{"overlapping exclusive holders", func(h *History, o *Options) {
@@ -204,7 +204,7 @@ func TestCheckUnknown(t *testing.T) {
 		t0 := int64(i) * sec
 		h.Ops = append(h.Ops, Op{ClientID: i % 4,
 			Input:  models.LockInput{Op: models.Status, Resource: "r"},
-			Output: models.LockOutput{LogTime: t0}, Call: t0, Return: t0 + ms})
+			Output: models.LockOutput{LogTimeNs: t0}, Call: t0, Return: t0 + ms})
 	}
 	res := Check(context.Background(), h, Options{LinearizabilityTimeout: time.Nanosecond})
 	if res.Verdict != Unknown || res.Stats.Linearizability != "Unknown" {

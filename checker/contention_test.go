@@ -100,7 +100,7 @@ func (c *contention) tick(issuing bool) {
 		return cl.deadline <= c.now
 	})
 	for _, cl := range timedOut {
-		c.reply(cl, models.LockOutput{LogTime: c.now}, c.now, false)
+		c.reply(cl, models.LockOutput{LogTimeNs: c.now}, c.now, false)
 	}
 	for _, cl := range c.clients {
 		switch {
@@ -118,13 +118,13 @@ func (c *contention) issue(cl *simClient) {
 	in := models.LockInput{Resource: "r", ClientID: cl.name}
 	switch {
 	case cl.lease != nil && c.rng.IntN(3) == 0:
-		in.Op, in.LeaseID, in.TTL = models.Renew, cl.lease.id, 800*ms
+		in.Op, in.LeaseID, in.TTLNs = models.Renew, cl.lease.id, 800*ms
 	case cl.lease != nil:
 		in.Op, in.LeaseID = models.Release, cl.lease.id
 	case c.rng.IntN(20) == 0:
 		in.Op = models.Status
 	default:
-		in.Op, in.Mode, in.TTL, in.Wait = models.Acquire, models.Exclusive, (500+c.rng.Int64N(1000))*ms, c.rng.IntN(10) != 0
+		in.Op, in.Mode, in.TTLNs, in.Wait = models.Acquire, models.Exclusive, (500+c.rng.Int64N(1000))*ms, c.rng.IntN(10) != 0
 	}
 	cl.busy, cl.in, cl.call, cl.decideAt = true, in, c.now, c.now+c.latency()
 }
@@ -138,7 +138,7 @@ func (c *contention) decide(cl *simClient) {
 			return
 		}
 		if !cl.in.Wait {
-			c.reply(cl, models.LockOutput{LogTime: c.now}, c.now, false)
+			c.reply(cl, models.LockOutput{LogTimeNs: c.now}, c.now, false)
 			return
 		}
 		cl.deadline = c.now + (1+c.rng.Int64N(6))*sec
@@ -146,23 +146,23 @@ func (c *contention) decide(cl *simClient) {
 	case models.Release, models.Renew:
 		i := slices.IndexFunc(c.holders, func(h *simHolder) bool { return h.id == cl.in.LeaseID })
 		if i < 0 {
-			c.reply(cl, models.LockOutput{Code: models.CodeNotHolder, LogTime: c.now}, c.now, cl.lease.certain)
+			c.reply(cl, models.LockOutput{Code: models.CodeNotHolder, LogTimeNs: c.now}, c.now, cl.lease.certain)
 			return
 		}
 		h := c.holders[i]
-		out := models.LockOutput{LogTime: c.now}
+		out := models.LockOutput{LogTimeNs: c.now}
 		if cl.in.Op == models.Release {
 			c.holders = slices.Delete(c.holders, i, i+1)
 		} else {
-			h.expires = c.now + cl.in.TTL
-			out.ExpiresAt = h.expires
+			h.expires = c.now + cl.in.TTLNs
+			out.ExpiresAtNs = h.expires
 		}
 		c.reply(cl, out, c.now, h.certain)
 		c.serveQueue()
 	case models.Status:
-		out := models.LockOutput{LogTime: c.now}
+		out := models.LockOutput{LogTimeNs: c.now}
 		for _, h := range c.holders {
-			out.Holders = append(out.Holders, models.HolderView{Fingerprint: api.LeaseFingerprint(h.id), Mode: models.Exclusive, Token: h.token, ExpiresAt: h.expires})
+			out.Holders = append(out.Holders, models.HolderView{Fingerprint: api.LeaseFingerprint(h.id), Mode: models.Exclusive, Token: h.token, ExpiresAtNs: h.expires})
 		}
 		c.reply(cl, out, c.now, false)
 	}
@@ -189,9 +189,9 @@ func (c *contention) serveQueue() {
 // grant makes cl a holder; a certain one never sees a lost reply.
 func (c *contention) grant(cl *simClient, certain bool) {
 	c.token++
-	h := &simHolder{id: fmt.Sprintf("L%d", c.token), token: c.token, expires: c.now + cl.in.TTL, certain: certain}
+	h := &simHolder{id: fmt.Sprintf("L%d", c.token), token: c.token, expires: c.now + cl.in.TTLNs, certain: certain}
 	c.holders = append(c.holders, h)
-	out := models.LockOutput{Granted: true, LeaseID: h.id, Token: h.token, ExpiresAt: h.expires, LogTime: c.now}
+	out := models.LockOutput{Granted: true, LeaseID: h.id, Token: h.token, ExpiresAtNs: h.expires, LogTimeNs: c.now}
 	if c.reply(cl, out, c.now, h.certain) {
 		cl.lease = h
 	}

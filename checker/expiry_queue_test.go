@@ -59,7 +59,7 @@ func TestQueueCheck(t *testing.T) {
 		{Index: 4, LogTime: 40 * msNs, Kind: KindCancel, Resource: "r", LeaseID: "B", Client: "b"},
 	}
 	status := func(at int64, q ...models.WaiterView) Op {
-		return Op{Input: models.LockInput{Op: models.Status, Resource: "r"}, Output: models.LockOutput{LogTime: at, Queue: q}}
+		return Op{Input: models.LockInput{Op: models.Status, Resource: "r"}, Output: models.LockOutput{LogTimeNs: at, Queue: q}}
 	}
 	a, b, c := models.WaiterView{Client: "a", Mode: models.Exclusive}, models.WaiterView{Client: "b", Mode: models.Exclusive},
 		models.WaiterView{Client: "c", Mode: models.Shared}

@@ -206,7 +206,7 @@ func (h *History) Save(dir string) ([]string, error) {
 	var paths []string
 	for name, v := range h.historyFiles(&meta) {
 		p := filepath.Join(dir, name)
-		if err := writeJSON(p, v); err != nil {
+		if err := WriteJSON(p, "  ", v); err != nil {
 			return paths, fmt.Errorf("save history: %w", err)
 		}
 		paths = append(paths, p)
@@ -263,13 +263,14 @@ func readMaybeGzipped(path string) ([]byte, error) {
 	return b, nil
 }
 
-// writeJSON writes v as indented JSON to path, leaving <, > and & readable
-// (messages quote operations like "acquire(...) -> ...").
-func writeJSON(path string, v any) error {
+// WriteJSON writes v to path as JSON indented by indent a level, leaving
+// <, > and & readable (messages quote operations like "acquire(...) ->
+// ..."). Run reports use it too (maelstrom/runner).
+func WriteJSON(path, indent string, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
+	enc.SetIndent("", indent)
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}

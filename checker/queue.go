@@ -35,7 +35,7 @@ func checkQueues(h *History, trace []TraceEvent, f *findings) (compared int) {
 		if op.Input.Op != models.Status || op.Output.Unknown || op.Output.Code != "" {
 			continue
 		}
-		at := op.Output.LogTime
+		at := op.Output.LogTimeNs
 		events := byResource[op.Input.Resource]
 		if slices.ContainsFunc(events, func(ev TraceEvent) bool { return ev.LogTime >= at-slack && ev.LogTime <= at+slack }) {
 			continue

@@ -35,7 +35,7 @@ func WriteReport(ctx context.Context, dir string, h *History, res Result, opts R
 		return paths, fmt.Errorf("write report: %w", err)
 	}
 	verdict := filepath.Join(dir, "verdict.json")
-	if err := writeJSON(verdict, res); err != nil {
+	if err := WriteJSON(verdict, "  ", res); err != nil {
 		return paths, fmt.Errorf("write report: %w", err)
 	}
 	paths = append(paths, verdict)

@@ -16,8 +16,8 @@ import (
 func TestReportInjectedViolation(t *testing.T) {
 	h := clone(t, cleanHistory())
 	h.Ops = append(h.Ops, Op{ClientID: 3,
-		Input:  models.LockInput{Op: models.Acquire, Resource: "r", ClientID: "intruder", Mode: models.Exclusive, TTL: sec},
-		Output: models.LockOutput{Granted: true, LeaseID: "L-intruder", Token: 9, LogTime: 2 * sec, ExpiresAt: 3 * sec},
+		Input:  models.LockInput{Op: models.Acquire, Resource: "r", ClientID: "intruder", Mode: models.Exclusive, TTLNs: sec},
+		Output: models.LockOutput{Granted: true, LeaseID: "L-intruder", Token: 9, LogTimeNs: 2 * sec, ExpiresAtNs: 3 * sec},
 		Call:   1500 * ms, Return: 2500 * ms})
 	res := Check(context.Background(), h, strictOptions())
 	if res.Verdict != Failure {

@@ -121,7 +121,7 @@ func bodyOf(in models.LockInput) requestBody {
 	if in.Op == models.AcquireMany {
 		resource = "many:" + strings.Join(in.Resources, "\x00")
 	}
-	return requestBody{resource, mode, policy, in.TTL}
+	return requestBody{resource, mode, policy, in.TTLNs}
 }
 
 // checkReuseAnswers judges the answers to acquires sent under a request id
@@ -148,7 +148,7 @@ func checkReuseAnswers(h *History, uses map[[2]string][]Op, group func(models.Lo
 	}
 	for k, ops := range uses {
 		for _, a := range ops {
-			if a.Output.Unknown || a.Output.LogTime == 0 || !(a.Output.Granted || a.Output.Code == models.CodeLeaseEnded) {
+			if a.Output.Unknown || a.Output.LogTimeNs == 0 || !(a.Output.Granted || a.Output.Code == models.CodeLeaseEnded) {
 				continue
 			}
 			ga, ok := group(a.Input)
@@ -161,7 +161,7 @@ func checkReuseAnswers(h *History, uses map[[2]string][]Op, group func(models.Lo
 				}
 				gx, ok := group(x.Input)
 				lt, known := logTimeBy(gx, x.Return)
-				if !ok || gx != ga || !known || lt-a.Output.LogTime >= int64(dedupeTrust) {
+				if !ok || gx != ga || !known || lt-a.Output.LogTimeNs >= int64(dedupeTrust) {
 					continue
 				}
 				same := bodyOf(x.Input) == bodyOf(a.Input)
@@ -169,7 +169,7 @@ func checkReuseAnswers(h *History, uses map[[2]string][]Op, group func(models.Lo
 				case same && x.Output.Code == models.CodeRequestIDReused:
 					f.add(Violation{Check: CheckRequestIDs, Resource: x.Input.Resource, At: x.Return,
 						Message: fmt.Sprintf("client %s request %q was refused as reused, but the same request had been granted under that id (lease %s, log time %s)",
-							k[0], k[1], a.Output.LeaseID, fmtNs(a.Output.LogTime))})
+							k[0], k[1], a.Output.LeaseID, fmtNs(a.Output.LogTimeNs))})
 				case !same && (x.Output.Granted || x.Output.Code == models.CodeLeaseEnded || x.Output.Code == ""):
 					f.add(Violation{Check: CheckRequestIDs, Resource: x.Input.Resource, At: x.Return,
 						Message: fmt.Sprintf("client %s request %q, sent for %s after that id was granted on the same shard for %s (lease %s), was answered %s instead of request_id_reused",

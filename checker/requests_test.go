@@ -14,11 +14,11 @@ import (
 // resource under the same (client, request id).
 func TestRequestIDReusedNeedsAnotherRequest(t *testing.T) {
 	reused := Op{ClientID: 1, Call: 10, Return: 20,
-		Input:  models.LockInput{Op: models.Acquire, Resource: "y", ClientID: "c", RequestID: "q", TTL: 5},
+		Input:  models.LockInput{Op: models.Acquire, Resource: "y", ClientID: "c", RequestID: "q", TTLNs: 5},
 		Output: models.LockOutput{Code: models.CodeRequestIDReused}}
 	first := Op{ClientID: 0, Call: 0, Return: 5,
-		Input:  models.LockInput{Op: models.Acquire, Resource: "x", ClientID: "c", RequestID: "q", TTL: 5},
-		Output: models.LockOutput{LogTime: 1}}
+		Input:  models.LockInput{Op: models.Acquire, Resource: "x", ClientID: "c", RequestID: "q", TTLNs: 5},
+		Output: models.LockOutput{LogTimeNs: 1}}
 	for _, tc := range []struct {
 		name string
 		ops  []Op
@@ -42,15 +42,15 @@ func TestRequestIDReusedNeedsAnotherRequest(t *testing.T) {
 // pairs in other groups or past the dedupe window are not judged.
 func TestReuseAnswersAfterAGrant(t *testing.T) {
 	in := func(resource string) models.LockInput {
-		return models.LockInput{Op: models.Acquire, Resource: resource, ClientID: "c1", RequestID: "7", TTL: 5e9}
+		return models.LockInput{Op: models.Acquire, Resource: resource, ClientID: "c1", RequestID: "7", TTLNs: 5e9}
 	}
 	granted := Op{ClientID: 0, Call: 0, Return: 10, Input: in("x"),
-		Output: models.LockOutput{Granted: true, LeaseID: "L", LogTime: 100}}
+		Output: models.LockOutput{Granted: true, LeaseID: "L", LogTimeNs: 100}}
 	later := func(resource string, out models.LockOutput) Op {
 		return Op{ClientID: 1, Call: 20, Return: 30, Input: in(resource), Output: out}
 	}
 	reused := models.LockOutput{Code: models.CodeRequestIDReused}
-	ended := models.LockOutput{Code: models.CodeLeaseEnded, LeaseID: "L", LogTime: 200}
+	ended := models.LockOutput{Code: models.CodeLeaseEnded, LeaseID: "L", LogTimeNs: 200}
 	trace := []TraceEvent{{Resource: "x", Group: 0}, {Resource: "y", Group: 0}, {Resource: "z", Group: 1}}
 	entries := []Entry{{Group: 0, Index: 1, LogTime: 100, At: 5}, {Group: 0, Index: 2, LogTime: 200, At: 25},
 		{Group: 1, Index: 1, LogTime: 200, At: 25}}
@@ -65,8 +65,8 @@ func TestReuseAnswersAfterAGrant(t *testing.T) {
 		{"duplicate refused as reused", later("x", reused), entries, 2},
 		{"other resource refused", later("y", reused), entries, 0},
 		{"other resource answered with the first lease", later("y", ended), entries, 1},
-		{"other resource answered not granted", later("y", models.LockOutput{LogTime: 200}), entries, 1},
-		{"other group is another state machine", later("z", models.LockOutput{Granted: true, LeaseID: "M", LogTime: 200}), entries, 0},
+		{"other resource answered not granted", later("y", models.LockOutput{LogTimeNs: 200}), entries, 1},
+		{"other group is another state machine", later("z", models.LockOutput{Granted: true, LeaseID: "M", LogTimeNs: 200}), entries, 0},
 		{"past the window", later("y", ended), []Entry{{Group: 0, Index: 1, LogTime: 100, At: 5},
 			{Group: 0, Index: 2, LogTime: 100 + int64(dedupeTrust), At: 25}}, 0},
 	} {
@@ -101,14 +101,14 @@ func TestRequestIDsAcrossShards(t *testing.T) {
 	a1 := on(1, "")
 	a2, b := on(1, a1), on(2, "")
 	in := func(resource string) models.LockInput {
-		return models.LockInput{Op: models.Acquire, Resource: resource, ClientID: "c1", RequestID: "7", TTL: 5e9}
+		return models.LockInput{Op: models.Acquire, Resource: resource, ClientID: "c1", RequestID: "7", TTLNs: 5e9}
 	}
-	granted := Op{ClientID: 0, Call: 0, Return: 10, Input: in(a1), Output: models.LockOutput{Granted: true, LeaseID: "L", LogTime: 100}}
+	granted := Op{ClientID: 0, Call: 0, Return: 10, Input: in(a1), Output: models.LockOutput{Granted: true, LeaseID: "L", LogTimeNs: 100}}
 	later := func(resource string, out models.LockOutput) Op {
 		return Op{ClientID: 1, Call: 20, Return: 30, Input: in(resource), Output: out}
 	}
 	reused := models.LockOutput{Code: models.CodeRequestIDReused}
-	second := models.LockOutput{Granted: true, LeaseID: "M", LogTime: 200}
+	second := models.LockOutput{Granted: true, LeaseID: "M", LogTimeNs: 200}
 	entries := []Entry{{Group: 1, Index: 1, LogTime: 100, At: 5}, {Group: 1, Index: 2, LogTime: 200, At: 25},
 		{Group: 2, Index: 1, LogTime: 200, At: 25}}
 	for _, tc := range []struct {
@@ -121,7 +121,7 @@ func TestRequestIDsAcrossShards(t *testing.T) {
 		{"other shard granted: an independent request", []Op{granted, later(b, second)}, 0},
 		{"other shard refused as reused", []Op{granted, later(b, reused)}, 1},
 		{"other shard refused, justified by a same-shard use", []Op{granted,
-			{ClientID: 2, Call: 12, Return: 14, Input: in(on(2, b)), Output: models.LockOutput{LogTime: 150}}, later(b, reused)}, 0},
+			{ClientID: 2, Call: 12, Return: 14, Input: in(on(2, b)), Output: models.LockOutput{LogTimeNs: 150}}, later(b, reused)}, 0},
 	} {
 		var f findings
 		checkRequestIDs(&History{Ops: tc.ops, Entries: entries}, Options{Shards: shards}, &f)

@@ -1,9 +1,9 @@
 // Package maelstrom speaks the Maelstrom protocol (jepsen-io/maelstrom,
 // doc/protocol.md): newline-separated JSON messages {src, dest, body} on
 // stdin/stdout, request/response bodies with msg_id and in_reply_to, the
-// init handshake and the error table. It also carries hashicorp/raft's RPCs
-// in Maelstrom messages (transport.go), so that Maelstrom's network, with its
-// latency and partitions, is the network Raft runs on.
+// init handshake and the error table. It also carries core/link requests
+// in Maelstrom messages (link.go), so that Raft, through core/raftlink, runs
+// on Maelstrom's network, with its latency and partitions.
 package maelstrom
 
 import (

@@ -73,19 +73,7 @@ var KV = porcupine.Model{
 }
 
 func partitionByKey(history []porcupine.Operation) [][]porcupine.Operation {
-	index := make(map[string]int)
-	var parts [][]porcupine.Operation
-	for _, op := range history {
-		k := op.Input.(KVInput).Key
-		i, ok := index[k]
-		if !ok {
-			i = len(parts)
-			index[k] = i
-			parts = append(parts, nil)
-		}
-		parts[i] = append(parts[i], op)
-	}
-	return parts
+	return partitionBy(history, func(op porcupine.Operation) string { return op.Input.(KVInput).Key })
 }
 
 func stepKV(s kvState, in KVInput, out KVOutput) (bool, kvState) {

@@ -53,10 +53,10 @@ type LockInput struct {
 	ClientID string `json:"client_id,omitempty"`
 	// Mode is Exclusive or Shared; empty means Exclusive (the API default).
 	Mode string `json:"mode,omitempty"`
-	// TTL is the requested lease duration in ns; 0 on renew reuses the
-	// lease's TTL.
-	TTL  int64 `json:"ttl,omitempty"`
-	Wait bool  `json:"wait,omitempty"`
+	// TTLNs is the requested lease duration in ns; 0 on renew reuses the
+	// lease's TTLNs.
+	TTLNs int64 `json:"ttl,omitempty"`
+	Wait  bool  `json:"wait,omitempty"`
 	// RequestID makes an acquire idempotent: every attempt with the same
 	// (ClientID, RequestID) names one request, granted at most once.
 	RequestID string `json:"request_id,omitempty"`
@@ -85,14 +85,14 @@ type LockOutput struct {
 	// operation may or may not have taken effect.
 	Unknown bool `json:"unknown,omitempty"`
 	// Code is "" on success, CodeNotHolder, or another definite error.
-	Code      string `json:"code,omitempty"`
-	Granted   bool   `json:"granted,omitempty"`
-	LeaseID   string `json:"lease_id,omitempty"`
-	Token     uint64 `json:"token,omitempty"`
-	ExpiresAt int64  `json:"expires_at,omitempty"`
-	// LogTime is the log time (ns) at which the answer was decided.
-	LogTime int64        `json:"log_time"`
-	Holders []HolderView `json:"holders,omitempty"`
+	Code        string `json:"code,omitempty"`
+	Granted     bool   `json:"granted,omitempty"`
+	LeaseID     string `json:"lease_id,omitempty"`
+	Token       uint64 `json:"token,omitempty"`
+	ExpiresAtNs int64  `json:"expires_at,omitempty"`
+	// LogTimeNs is the log time (ns) at which the answer was decided.
+	LogTimeNs int64        `json:"log_time"`
+	Holders   []HolderView `json:"holders,omitempty"`
 	// Queue is a status reply's wait queue, head first. The model does not
 	// judge it (queues are judged against the committed trace).
 	Queue []WaiterView `json:"queue,omitempty"`
@@ -103,10 +103,10 @@ type LockOutput struct {
 
 // ManyLease is one resource's grant in an AcquireMany reply.
 type ManyLease struct {
-	Resource  string `json:"resource"`
-	LeaseID   string `json:"lease_id"`
-	Token     uint64 `json:"token"`
-	ExpiresAt int64  `json:"expires_at"`
+	Resource    string `json:"resource"`
+	LeaseID     string `json:"lease_id"`
+	Token       uint64 `json:"token"`
+	ExpiresAtNs int64  `json:"expires_at"`
 }
 
 // WaiterView is one queued request as a status reply reports it.
@@ -121,7 +121,7 @@ type HolderView struct {
 	Fingerprint string `json:"lease_fingerprint"`
 	Mode        string `json:"mode"`
 	Token       uint64 `json:"token"`
-	ExpiresAt   int64  `json:"expires_at"`
+	ExpiresAtNs int64  `json:"expires_at"`
 }
 
 // DefaultTimeSlack is the slack of Lock: the HTTP API reports log time and
@@ -220,18 +220,7 @@ var Lock = NewLock(LockOptions{TimeSlack: DefaultTimeSlack})
 // AcquireMany is judged in every partition of its resources (see
 // projectMany), so histories with multi requests keep this speed.
 func partitionByResource(history []porcupine.Operation) [][]porcupine.Operation {
-	index := make(map[string]int)
-	var parts [][]porcupine.Operation
-	for _, op := range projectMany(history) {
-		r := op.Input.(LockInput).Resource
-		i, ok := index[r]
-		if !ok {
-			i = len(parts)
-			index[r] = i
-			parts = append(parts, nil)
-		}
-		parts[i] = append(parts[i], op)
-	}
+	parts := partitionBy(projectMany(history), func(op porcupine.Operation) string { return op.Input.(LockInput).Resource })
 	for _, ops := range parts {
 		markRenewed(ops)
 		markRetried(ops)
@@ -276,18 +265,18 @@ func markRenewed(ops []porcupine.Operation) {
 	}
 	for i, op := range ops {
 		in, out := op.Input.(LockInput), op.Output.(LockOutput)
-		if in.Op != Acquire || out.Code != "" || !out.Granted || in.TTL <= 0 || out.ExpiresAt-in.TTL > out.LogTime {
+		if in.Op != Acquire || out.Code != "" || !out.Granted || in.TTLNs <= 0 || out.ExpiresAtNs-in.TTLNs > out.LogTimeNs {
 			continue
 		}
-		late := out.ExpiresAt-in.TTL < out.LogTime
+		late := out.ExpiresAtNs-in.TTLNs < out.LogTimeNs
 		at := int64(0)
 		for _, r := range renews[leaseKey(out.LeaseID)] {
 			var t int64
 			switch {
 			case r.out.Unknown && r.call <= op.Return && late:
-				t = out.LogTime
-			case !r.out.Unknown && abs(r.out.ExpiresAt-out.ExpiresAt) <= expiryReadPrecision && r.out.LogTime <= out.LogTime:
-				t = r.out.LogTime
+				t = out.LogTimeNs
+			case !r.out.Unknown && abs(r.out.ExpiresAtNs-out.ExpiresAtNs) <= expiryReadPrecision && r.out.LogTimeNs <= out.LogTimeNs:
+				t = r.out.LogTimeNs
 			}
 			if t != 0 && (at == 0 || t < at) {
 				at = t
@@ -334,7 +323,7 @@ func markRetried(ops []porcupine.Operation) {
 	shown := tokensShown(ops)
 	for i, op := range ops {
 		in, out := op.Input.(LockInput), op.Output.(LockOutput)
-		if in.Op != Acquire || out.Code != "" || !out.Granted || in.TTL <= 0 || out.ExpiresAt-in.TTL != out.LogTime {
+		if in.Op != Acquire || out.Code != "" || !out.Granted || in.TTLNs <= 0 || out.ExpiresAtNs-in.TTLNs != out.LogTimeNs {
 			continue
 		}
 		at, ok := open[requestKey(in)]
@@ -424,15 +413,15 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 		if in.Wait {
 			wait = ", wait"
 		}
-		call = fmt.Sprintf("acquire(%s %s, ttl=%s%s)", in.ClientID, shortMode(in.Mode), fmtTime(in.TTL), wait)
+		call = fmt.Sprintf("acquire(%s %s, ttl=%s%s)", in.ClientID, shortMode(in.Mode), fmtTime(in.TTLNs), wait)
 	case Release:
 		call = fmt.Sprintf("release(%s)", in.LeaseID)
 	case Renew:
-		call = fmt.Sprintf("renew(%s, ttl=%s)", in.LeaseID, fmtTime(in.TTL))
+		call = fmt.Sprintf("renew(%s, ttl=%s)", in.LeaseID, fmtTime(in.TTLNs))
 	case Status:
 		call = "status()"
 	case AcquireMany:
-		call = fmt.Sprintf("acquire_many(%s %s %v, ttl=%s)", in.ClientID, shortMode(in.Mode), in.Resources, fmtTime(in.TTL))
+		call = fmt.Sprintf("acquire_many(%s %s %v, ttl=%s)", in.ClientID, shortMode(in.Mode), in.Resources, fmtTime(in.TTLNs))
 	default:
 		call = fmt.Sprintf("%s()", in.Op)
 	}
@@ -445,22 +434,22 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 	case isAcquire(in.Op) && !out.Granted:
 		ret = "not granted"
 	case in.Op == AcquireMany:
-		ret = fmt.Sprintf("%s #%d exp=%s (%d leases)", out.LeaseID, out.Token, fmtTime(out.ExpiresAt), len(out.Leases))
+		ret = fmt.Sprintf("%s #%d exp=%s (%d leases)", out.LeaseID, out.Token, fmtTime(out.ExpiresAtNs), len(out.Leases))
 	case in.Op == Acquire:
-		ret = fmt.Sprintf("%s #%d exp=%s", out.LeaseID, out.Token, fmtTime(out.ExpiresAt))
+		ret = fmt.Sprintf("%s #%d exp=%s", out.LeaseID, out.Token, fmtTime(out.ExpiresAtNs))
 	case in.Op == Renew:
-		ret = fmt.Sprintf("exp=%s", fmtTime(out.ExpiresAt))
+		ret = fmt.Sprintf("exp=%s", fmtTime(out.ExpiresAtNs))
 	case in.Op == Status:
 		hs := make([]string, len(out.Holders))
 		for i, h := range out.Holders {
-			hs[i] = fmt.Sprintf("%s:%s#%d exp=%s", h.Fingerprint, shortMode(h.Mode), h.Token, fmtTime(h.ExpiresAt))
+			hs[i] = fmt.Sprintf("%s:%s#%d exp=%s", h.Fingerprint, shortMode(h.Mode), h.Token, fmtTime(h.ExpiresAtNs))
 		}
 		ret = "[" + strings.Join(hs, " ") + "]"
 	default:
 		ret = "ok"
 	}
-	if !out.Unknown && out.LogTime != 0 {
-		ret += " @" + fmtTime(out.LogTime)
+	if !out.Unknown && out.LogTimeNs != 0 {
+		ret += " @" + fmtTime(out.LogTimeNs)
 	}
 	return call + " -> " + ret
 }

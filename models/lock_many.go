@@ -85,10 +85,10 @@ func (sp lockSpec) acquireMany(s lockState, in LockInput, out LockOutput) ([]loc
 	}
 	single := in
 	single.Op, single.Resources = Acquire, nil
-	part := LockOutput{Unknown: out.Unknown, Code: out.Code, Granted: out.Granted, LogTime: out.LogTime}
+	part := LockOutput{Unknown: out.Unknown, Code: out.Code, Granted: out.Granted, LogTimeNs: out.LogTimeNs}
 	if i := slices.IndexFunc(out.Leases, func(l ManyLease) bool { return l.Resource == in.Resource }); i >= 0 {
 		l := out.Leases[i]
-		part.LeaseID, part.Token, part.ExpiresAt = l.LeaseID, l.Token, l.ExpiresAt
+		part.LeaseID, part.Token, part.ExpiresAtNs = l.LeaseID, l.Token, l.ExpiresAtNs
 	}
 	return sp.acquire(s, single, part)
 }

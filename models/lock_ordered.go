@@ -215,9 +215,9 @@ func (sp lockSpec) mayTakeEffect(s lockState, in LockInput) lockState {
 		// not leaves the old expiry. Either way it lives until the
 		// smaller, and maybe later (open).
 		ttl := l.TTL
-		if in.TTL != 0 {
-			ttl = in.TTL
-			l.TTL = min(l.TTL, in.TTL) // a later TTL-0 renew reuses one of them
+		if in.TTLNs != 0 {
+			ttl = in.TTLNs
+			l.TTL = min(l.TTL, in.TTLNs) // a later TTL-0 renew reuses one of them
 		}
 		l.ExpiresAt = min(l.ExpiresAt, s.logTime+ttl)
 		l.Open = true

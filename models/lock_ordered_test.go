@@ -88,7 +88,7 @@ func TestStepMaybeGone(t *testing.T) {
 func TestLockPlan(t *testing.T) {
 	ops := []porcupine.Operation{
 		op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, sec, 11*sec)),
-		op(1, 0, sec, acq("b", Exclusive, 10*sec), LockOutput{LogTime: sec}),
+		op(1, 0, sec, acq("b", Exclusive, 10*sec), LockOutput{LogTimeNs: sec}),
 		op(2, 2*sec, 0, acq("c", Exclusive, 10*sec), unknown()),
 		op(0, 2*sec, 0, rel("L1"), unknown()),
 		op(3, 3*sec, 4*sec, status(), LockOutput{Code: "unavailable"}),
@@ -176,7 +176,7 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 			op(1, 15*sec, 16*sec, status(), holders(15*sec, hv("L1", Exclusive, 1, 33*sec))),
 		}},
 		{"grant found 2ms late, listed by a status in between", true, []porcupine.Operation{
-			op(0, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTL: 3 * sec, Wait: true}, grant("L1", 1, 2002*ms, 5*sec)),
+			op(0, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTLNs: 3 * sec, Wait: true}, grant("L1", 1, 2002*ms, 5*sec)),
 			op(1, sec, 3*sec, status(), holders(2001*ms, hv("L1", Exclusive, 1, 5*sec))),
 		}},
 		// leaderCrash seed 307 (results/findings/late-grant-renewed-expiry-model-gap/run-307): a
@@ -197,7 +197,7 @@ func TestLockHistoriesIndefinite(t *testing.T) {
 		{"answer looking immediate that no renew explains, status listed the grant", false, seed487(8500 * ms)},
 		{"late answer reports a renewed expiry, while another holder lived", false, []porcupine.Operation{
 			op(3, 0, sec, acq("a", Exclusive, 10*sec), grant("L0", 24, 0, 10*sec)),
-			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
+			op(0, 5*sec, 7795*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTLNs: 1500 * ms, Wait: true}, "c5-8"), grant("L1", 25, 6812*ms, 7800*ms)),
 			op(2, 7206*ms, 7218*ms, renew("L1", 0), renewed(6300*ms, 7800*ms)),
 		}},
 		// multiShard seed 448 (results/findings/multishard-late-grant-model-gap): c5's
@@ -275,7 +275,7 @@ func TestOrderedAgreesWithReference(t *testing.T) {
 // status listing the grant before that, the retry, and a renew (TTL 0) at
 // 6.300 answering renewed.
 func seed307(answered, renewedTo int64) []porcupine.Operation {
-	c58 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTL: 1500 * ms, Wait: true}, "c5-8")
+	c58 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTLNs: 1500 * ms, Wait: true}, "c5-8")
 	return []porcupine.Operation{
 		op(0, 5*sec, 7795*ms, c58, grant("L1", 25, 6812*ms, answered)),
 		op(1, 5600*ms, 5700*ms, status(), holders(5678*ms, hv("L1", Shared, 25, 7035*ms))),
@@ -291,7 +291,7 @@ func seed307(answered, renewedTo int64) []porcupine.Operation {
 // then the first attempt is answered with the lease as the renew left it,
 // which looks like a grant made at the answer's log time.
 func seed487(renewedTo int64) []porcupine.Operation {
-	c55 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTL: 1231 * ms, Wait: true}, "c5-5")
+	c55 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Exclusive, TTLNs: 1231 * ms, Wait: true}, "c5-5")
 	return []porcupine.Operation{
 		op(1, 8456*ms, 8465*ms, status(), holders(6722*ms, hv("L5", Exclusive, 32, 7867*ms))),
 		op(5, 8918*ms, 8930*ms, c55, grant("L5", 32, 7187*ms, 7867*ms)),
@@ -309,7 +309,7 @@ func seed448(c1At int64) []porcupine.Operation {
 	return []porcupine.Operation{
 		op(34, 31190*ms, 31198*ms, acq("c34", Shared, 1875*ms), grant("L34", 317, 36986*ms, 38861*ms)),
 		op(34, 31361*ms, 31373*ms, rel("L34"), ok(37157*ms)),
-		op(5, 32886*ms, 32898*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTL: 1867 * ms, Wait: true}, "c5-38"), grant("L5", 316, 38684*ms, 38736*ms)),
+		op(5, 32886*ms, 32898*ms, withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c5", Mode: Shared, TTLNs: 1867 * ms, Wait: true}, "c5-38"), grant("L5", 316, 38684*ms, 38736*ms)),
 		op(5, 32898*ms, 0, renew("L5", 0), unknown()),
 		op(1, 33042*ms, 33049*ms, acq("c1", Exclusive, 1198*ms), grant("L1", 333, c1At, c1At+1198*ms)),
 	}
@@ -330,7 +330,7 @@ type ms453 struct {
 // it, c17's grant, and c7's retry answered with #331, all at log time
 // 37.134.
 func seed453(v ms453) []porcupine.Operation {
-	c744 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c7", Mode: Shared, TTL: 1218 * ms, Wait: true}, "c7-44")
+	c744 := withReq(LockInput{Op: Acquire, Resource: "r", ClientID: "c7", Mode: Shared, TTLNs: 1218 * ms, Wait: true}, "c7-44")
 	ops := []porcupine.Operation{
 		op(0, 39072*ms, 39079*ms, acq("c3", Exclusive, 954*ms), grant("L3", cmp.Or(v.c3Token, 317), 36759*ms, 37713*ms)),
 		op(0, 40487*ms, 40494*ms, rel("L3"), ok(37134*ms)),

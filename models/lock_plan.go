@@ -93,10 +93,10 @@ func decidedAt(in LockInput, out LockOutput) (int64, bool) {
 	if !isAcquire(in.Op) && in.Op != Release && in.Op != Renew && in.Op != Status {
 		return 0, false
 	}
-	if out.Code == CodeNotHolder && out.LogTime == 0 || out.Code == CodeLeaseEnded {
+	if out.Code == CodeNotHolder && out.LogTimeNs == 0 || out.Code == CodeLeaseEnded {
 		return 0, false
 	}
-	return out.LogTime, true
+	return out.LogTimeNs, true
 }
 
 // partitionOrdered splits a history by resource, then each resource into the

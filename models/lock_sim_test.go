@@ -49,30 +49,30 @@ func (s *refServer) apply(in LockInput, now int64) LockOutput {
 		mode := normalizeMode(in.Mode)
 		for _, l := range m {
 			if conflicts(l.mode, mode) && !s.grantConflicts {
-				return LockOutput{LogTime: now}
+				return LockOutput{LogTimeNs: now}
 			}
 		}
 		s.token++
 		s.next++
 		id := fmt.Sprintf("L%d", s.next)
-		m[id] = simLease{mode: mode, token: s.token, expires: now + in.TTL}
-		return LockOutput{Granted: true, LeaseID: id, Token: s.token, ExpiresAt: now + in.TTL, LogTime: now}
+		m[id] = simLease{mode: mode, token: s.token, expires: now + in.TTLNs}
+		return LockOutput{Granted: true, LeaseID: id, Token: s.token, ExpiresAtNs: now + in.TTLNs, LogTimeNs: now}
 	case Release, Renew:
 		l, ok := m[in.LeaseID]
 		if !ok {
-			return LockOutput{Code: CodeNotHolder, LogTime: now}
+			return LockOutput{Code: CodeNotHolder, LogTimeNs: now}
 		}
 		if in.Op == Release {
 			delete(m, in.LeaseID)
-			return LockOutput{LogTime: now}
+			return LockOutput{LogTimeNs: now}
 		}
-		l.expires = now + in.TTL
+		l.expires = now + in.TTLNs
 		m[in.LeaseID] = l
-		return LockOutput{Token: l.token, ExpiresAt: l.expires, LogTime: now}
+		return LockOutput{Token: l.token, ExpiresAtNs: l.expires, LogTimeNs: now}
 	default:
-		out := LockOutput{LogTime: now}
+		out := LockOutput{LogTimeNs: now}
 		for id, l := range m {
-			out.Holders = append(out.Holders, HolderView{Fingerprint: leaseKey(id), Mode: l.mode, Token: l.token, ExpiresAt: l.expires})
+			out.Holders = append(out.Holders, HolderView{Fingerprint: leaseKey(id), Mode: l.mode, Token: l.token, ExpiresAtNs: l.expires})
 		}
 		return out
 	}
@@ -132,16 +132,16 @@ func simulateLocks(seed uint64, ops int, buggy bool) []porcupine.Operation {
 			if rt.granted.Granted {
 				out, decided = rt.granted, true // the dedupe table answers
 				if l, ok := srv.live(in.Resource, pl.p)[out.LeaseID]; ok {
-					out.ExpiresAt = l.expires
+					out.ExpiresAtNs = l.expires
 				}
 			}
 		case k < 4:
 			in = LockInput{Op: Acquire, Resource: resource, ClientID: fmt.Sprint(c),
-				Mode: []string{Exclusive, Shared}[rng.IntN(2)], TTL: (1 + rng.Int64N(3)) * int64(time.Second)}
+				Mode: []string{Exclusive, Shared}[rng.IntN(2)], TTLNs: (1 + rng.Int64N(3)) * int64(time.Second)}
 		case k < 8 && len(held[c]) > 0:
 			i := rng.IntN(len(held[c]))
 			in = held[c][i]
-			in.Op, in.TTL = []OpKind{Release, Renew}[rng.IntN(2)], int64(time.Second)
+			in.Op, in.TTLNs = []OpKind{Release, Renew}[rng.IntN(2)], int64(time.Second)
 			if in.Op == Release {
 				held[c] = slices.Delete(held[c], i, i+1)
 			}
@@ -176,19 +176,19 @@ func simulateLocks(seed uint64, ops int, buggy bool) []porcupine.Operation {
 func viaHTTP(out LockOutput, reportAt int64) LockOutput {
 	trunc := func(ns int64) int64 { return ns / ms * ms }
 	if out.Code == CodeNotHolder {
-		out.LogTime = 0
+		out.LogTimeNs = 0
 		return out
 	}
 	at := trunc(reportAt)
 	expiry := func(e int64) int64 { return at + trunc(max(0, e-reportAt)) }
-	if out.ExpiresAt != 0 {
-		out.ExpiresAt = expiry(out.ExpiresAt)
+	if out.ExpiresAtNs != 0 {
+		out.ExpiresAtNs = expiry(out.ExpiresAtNs)
 	}
 	out.Holders = slices.Clone(out.Holders)
 	for i := range out.Holders {
-		out.Holders[i].ExpiresAt = expiry(out.Holders[i].ExpiresAt)
+		out.Holders[i].ExpiresAtNs = expiry(out.Holders[i].ExpiresAtNs)
 	}
-	out.LogTime = at
+	out.LogTimeNs = at
 	return out
 }
 

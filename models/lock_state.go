@@ -248,8 +248,8 @@ func (sp lockSpec) acquire(s lockState, in LockInput, out LockOutput) ([]lockSta
 		if r.Lease != leaseKey(out.LeaseID) {
 			return nil, fmt.Errorf("%w: %s answered %s, first %s", errRequestRegranted, in.RequestID, leaseKey(out.LeaseID), r.Lease)
 		}
-		if r.Released && out.ExpiresAt > out.LogTime+sp.slack {
-			return nil, fmt.Errorf("%w: %s (request %s) live until %s at %s", errResurrected, out.LeaseID, in.RequestID, fmtTime(out.ExpiresAt), fmtTime(out.LogTime))
+		if r.Released && out.ExpiresAtNs > out.LogTimeNs+sp.slack {
+			return nil, fmt.Errorf("%w: %s (request %s) live until %s at %s", errResurrected, out.LeaseID, in.RequestID, fmtTime(out.ExpiresAtNs), fmtTime(out.LogTimeNs))
 		}
 	}
 	next, err := sp.grantStep(s, in, out)
@@ -303,10 +303,10 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	// listed by a status decided in that 1ms. An immediate grant has G
 	// equal to its LogTime exactly, whole-ms rounding included (TTLs are
 	// whole ms), so no slack is needed to keep it on the strict path.
-	if in.TTL > 0 && (out.ExpiresAt-in.TTL < out.LogTime || in.renewedAt != 0) {
+	if in.TTLNs > 0 && (out.ExpiresAtNs-in.TTLNs < out.LogTimeNs || in.renewedAt != 0) {
 		// A marked grant that looks immediate is a late answer showing
 		// a renew made at its log time (markRenewed).
-		return sp.lateGrant(s, in, out, out.ExpiresAt-in.TTL)
+		return sp.lateGrant(s, in, out, out.ExpiresAtNs-in.TTLNs)
 	}
 	// A lease the model already knows (delivered, or revealed by a status)
 	// is a retry answered from the dedupe table, never a new grant, even
@@ -314,9 +314,9 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	// (or a renew, which the answer's expiry reflects), as when a leader's
 	// clock ran ahead and log time waits for the others to catch up.
 	if sp.isReplay(s, in, out) {
-		return sp.lateGrant(s, in, out, min(out.ExpiresAt-in.TTL, out.LogTime))
+		return sp.lateGrant(s, in, out, min(out.ExpiresAtNs-in.TTLNs, out.LogTimeNs))
 	}
-	n, err := sp.advance(s, out.LogTime)
+	n, err := sp.advance(s, out.LogTimeNs)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +332,7 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	if n.find(leaseKey(out.LeaseID)) >= 0 {
 		return nil, fmt.Errorf("%w: lease %s granted again", errConflict, leaseKey(out.LeaseID))
 	}
-	n, err = sp.admit(n, lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAt, TTL: in.TTL})
+	n, err = sp.admit(n, lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAtNs, TTL: in.TTLNs})
 	if err != nil {
 		return nil, err
 	}
@@ -381,8 +381,8 @@ func (sp lockSpec) admit(n lockState, l lease) (lockState, error) {
 // its token need only be new, not the highest. Log time is not advanced
 // to out.LogTime, which only forgoes a check.
 func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted int64) ([]lockState, error) {
-	if out.LogTime < s.logTime {
-		return nil, fmt.Errorf("%w: %s after %s", errLogTimeBackwards, fmtTime(out.LogTime), fmtTime(s.logTime))
+	if out.LogTimeNs < s.logTime {
+		return nil, fmt.Errorf("%w: %s after %s", errLogTimeBackwards, fmtTime(out.LogTimeNs), fmtTime(s.logTime))
 	}
 	at := max(s.logTime, granted)
 	if in.renewedAt != 0 {
@@ -395,7 +395,7 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 	if err != nil {
 		return nil, err
 	}
-	l := lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAt, TTL: in.TTL}
+	l := lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAtNs, TTL: in.TTLNs}
 	if i := n.find(l.ID); i >= 0 {
 		k := n.leases[i]
 		if k.Token != l.Token || k.Mode != l.Mode {
@@ -424,7 +424,7 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 		// the sooner of the two, and maybe later. Only a holder live
 		// through renewedAt surely overlapped G; one that expires sooner
 		// may have made way for it.
-		l.ExpiresAt, l.Open = min(out.ExpiresAt, n.logTime+in.TTL), true
+		l.ExpiresAt, l.Open = min(out.ExpiresAtNs, n.logTime+in.TTLNs), true
 		judged := n
 		judged.logTime = max(n.logTime, in.renewedAt)
 		judged, err = sp.admit(judged, l)
@@ -441,6 +441,20 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 	return []lockState{n}, nil
 }
 
+// liveAt advances s to logTime, at which op (a release or renew) on lease
+// id succeeded, and finds that lease, which must then be live.
+func (sp lockSpec) liveAt(s lockState, logTime int64, op, id string) (lockState, int, error) {
+	n, err := sp.advance(s, logTime)
+	if err != nil {
+		return n, -1, err
+	}
+	i := n.find(id)
+	if i < 0 {
+		return n, -1, fmt.Errorf("%w: %s of %s", errNotLive, op, id)
+	}
+	return n, i, nil
+}
+
 func (sp lockSpec) release(s lockState, in LockInput, out LockOutput) ([]lockState, error) {
 	if out.Unknown {
 		i := s.find(leaseKey(in.LeaseID))
@@ -451,17 +465,13 @@ func (sp lockSpec) release(s lockState, in LockInput, out LockOutput) ([]lockSta
 	}
 	switch out.Code {
 	case "":
-		n, err := sp.advance(s, out.LogTime)
+		n, i, err := sp.liveAt(s, out.LogTimeNs, "release", leaseKey(in.LeaseID))
 		if err != nil {
 			return nil, err
 		}
-		i := n.find(leaseKey(in.LeaseID))
-		if i < 0 {
-			return nil, fmt.Errorf("%w: release of %s", errNotLive, leaseKey(in.LeaseID))
-		}
 		return []lockState{n.without(i).released(leaseKey(in.LeaseID))}, nil
 	case CodeNotHolder:
-		return sp.notHolder(s, leaseKey(in.LeaseID), out.LogTime)
+		return sp.notHolder(s, leaseKey(in.LeaseID), out.LogTimeNs)
 	}
 	return []lockState{s}, nil
 }
@@ -476,8 +486,8 @@ func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState
 		// on a live lease, so the lease is live until s.logTime+ttl and
 		// possibly later.
 		l := s.leases[i]
-		if in.TTL != 0 {
-			l.TTL = in.TTL
+		if in.TTLNs != 0 {
+			l.TTL = in.TTLNs
 		}
 		l.ExpiresAt = s.logTime + l.TTL
 		l.Open = true
@@ -485,13 +495,9 @@ func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState
 	}
 	switch out.Code {
 	case "":
-		n, err := sp.advance(s, out.LogTime)
+		n, i, err := sp.liveAt(s, out.LogTimeNs, "renew", leaseKey(in.LeaseID))
 		if err != nil {
 			return nil, err
-		}
-		i := n.find(leaseKey(in.LeaseID))
-		if i < 0 {
-			return nil, fmt.Errorf("%w: renew of %s", errNotLive, leaseKey(in.LeaseID))
 		}
 		l := n.leases[i]
 		if out.Token != 0 && out.Token != l.Token {
@@ -500,22 +506,22 @@ func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState
 		// A renew moves the expiry to its log time plus the TTL (its own, or
 		// for TTL 0 the lease's, unless an indefinite renew may have changed
 		// that), whole milliseconds apart at most.
-		ttl := in.TTL
+		ttl := in.TTLNs
 		if ttl == 0 && !l.Open {
 			ttl = l.TTL
 		}
-		if in.TTL != 0 {
-			l.TTL = in.TTL
+		if in.TTLNs != 0 {
+			l.TTL = in.TTLNs
 		}
-		if want := out.LogTime + ttl; ttl != 0 && (out.ExpiresAt < want-sp.slack || out.ExpiresAt > want+sp.slack) {
+		if want := out.LogTimeNs + ttl; ttl != 0 && (out.ExpiresAtNs < want-sp.slack || out.ExpiresAtNs > want+sp.slack) {
 			return nil, fmt.Errorf("%w: renew of %s at %s answered %s, want %s", errRenewExpiry, l.ID,
-				fmtTime(out.LogTime), fmtTime(out.ExpiresAt), fmtTime(want))
+				fmtTime(out.LogTimeNs), fmtTime(out.ExpiresAtNs), fmtTime(want))
 		}
-		l.ExpiresAt = out.ExpiresAt
+		l.ExpiresAt = out.ExpiresAtNs
 		l.Open, l.MaybeGone = false, false
 		return []lockState{n.with(l)}, nil
 	case CodeNotHolder:
-		return sp.notHolder(s, leaseKey(in.LeaseID), out.LogTime)
+		return sp.notHolder(s, leaseKey(in.LeaseID), out.LogTimeNs)
 	}
 	return []lockState{s}, nil
 }
@@ -564,7 +570,7 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 	if out.Unknown || out.Code != "" {
 		return []lockState{s}, nil
 	}
-	n, err := sp.advance(s, out.LogTime)
+	n, err := sp.advance(s, out.LogTimeNs)
 	if err != nil {
 		return nil, err
 	}
@@ -573,7 +579,7 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 	reported := make(map[string]HolderView, len(out.Holders))
 	exclusive := 0
 	for _, h := range out.Holders {
-		if h.ExpiresAt <= n.logTime-sp.slack {
+		if h.ExpiresAtNs <= n.logTime-sp.slack {
 			continue
 		}
 		if _, dup := reported[h.Fingerprint]; dup {
@@ -600,13 +606,13 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 		if h.Token != l.Token || normalizeMode(h.Mode) != l.Mode {
 			return nil, fmt.Errorf("%w: %s reported %s#%d, granted %s#%d", errStatusMismatch, l.ID, shortMode(h.Mode), h.Token, shortMode(l.Mode), l.Token)
 		}
-		tooEarly := h.ExpiresAt < l.ExpiresAt-sp.slack
-		tooLate := !l.Open && h.ExpiresAt > l.ExpiresAt+sp.slack
+		tooEarly := h.ExpiresAtNs < l.ExpiresAt-sp.slack
+		tooLate := !l.Open && h.ExpiresAtNs > l.ExpiresAt+sp.slack
 		if tooEarly || tooLate {
-			return nil, fmt.Errorf("%w: %s reported expiry %s, known %s", errStatusMismatch, l.ID, fmtTime(h.ExpiresAt), fmtTime(l.ExpiresAt))
+			return nil, fmt.Errorf("%w: %s reported expiry %s, known %s", errStatusMismatch, l.ID, fmtTime(h.ExpiresAtNs), fmtTime(l.ExpiresAt))
 		}
 		if l.Open {
-			l.ExpiresAt, l.Open = h.ExpiresAt, false
+			l.ExpiresAt, l.Open = h.ExpiresAtNs, false
 		}
 		// Listed, so not released (yet): a phantom, being a new grant,
 		// never carries the id of a lease the model knows.
@@ -628,7 +634,7 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 		// Later grants come after this phantom in log order, so they must
 		// exceed its token too.
 		n.tokenFloor = max(n.tokenFloor, h.Token+1)
-		next = append(next, lease{ID: id, Mode: normalizeMode(h.Mode), Token: h.Token, ExpiresAt: h.ExpiresAt, Undelivered: true})
+		next = append(next, lease{ID: id, Mode: normalizeMode(h.Mode), Token: h.Token, ExpiresAt: h.ExpiresAtNs, Undelivered: true})
 	}
 	slices.SortFunc(next, func(a, b lease) int { return cmp.Compare(a.ID, b.ID) })
 	n.leases = next

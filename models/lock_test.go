@@ -22,7 +22,7 @@ var (
 )
 
 func acq(client, mode string, ttl int64) LockInput {
-	return LockInput{Op: Acquire, Resource: "r", ClientID: client, Mode: mode, TTL: ttl}
+	return LockInput{Op: Acquire, Resource: "r", ClientID: client, Mode: mode, TTLNs: ttl}
 }
 
 func withReq(in LockInput, request string) LockInput {
@@ -33,27 +33,27 @@ func withReq(in LockInput, request string) LockInput {
 func rel(id string) LockInput { return LockInput{Op: Release, Resource: "r", LeaseID: id} }
 
 func renew(id string, ttl int64) LockInput {
-	return LockInput{Op: Renew, Resource: "r", LeaseID: id, TTL: ttl}
+	return LockInput{Op: Renew, Resource: "r", LeaseID: id, TTLNs: ttl}
 }
 
 func status() LockInput { return LockInput{Op: Status, Resource: "r"} }
 
 func grant(id string, token uint64, at, expires int64) LockOutput {
-	return LockOutput{Granted: true, LeaseID: id, Token: token, LogTime: at, ExpiresAt: expires}
+	return LockOutput{Granted: true, LeaseID: id, Token: token, LogTimeNs: at, ExpiresAtNs: expires}
 }
 
-func ok(at int64) LockOutput { return LockOutput{LogTime: at} }
+func ok(at int64) LockOutput { return LockOutput{LogTimeNs: at} }
 
-func renewed(at, expires int64) LockOutput { return LockOutput{LogTime: at, ExpiresAt: expires} }
+func renewed(at, expires int64) LockOutput { return LockOutput{LogTimeNs: at, ExpiresAtNs: expires} }
 
-func notHolderAt(at int64) LockOutput { return LockOutput{Code: CodeNotHolder, LogTime: at} }
+func notHolderAt(at int64) LockOutput { return LockOutput{Code: CodeNotHolder, LogTimeNs: at} }
 
 func unknown() LockOutput { return LockOutput{Unknown: true} }
 
-func holders(at int64, hs ...HolderView) LockOutput { return LockOutput{LogTime: at, Holders: hs} }
+func holders(at int64, hs ...HolderView) LockOutput { return LockOutput{LogTimeNs: at, Holders: hs} }
 
 func hv(id, mode string, token uint64, expires int64) HolderView {
-	return HolderView{Fingerprint: leaseKey(id), Mode: mode, Token: token, ExpiresAt: expires}
+	return HolderView{Fingerprint: leaseKey(id), Mode: mode, Token: token, ExpiresAtNs: expires}
 }
 
 // state builds a model state at log time now holding the given leases.
@@ -85,14 +85,14 @@ func TestStepLock(t *testing.T) {
 		{"token equal", s1, acq("b", Exclusive, sec), grant("L2", 1, 10*sec, 11*sec), errTokenOrder, 0},
 		{"token lower", s1, acq("b", Exclusive, sec), grant("L2", 0, 10*sec, 11*sec), errTokenOrder, 0},
 		{"grant log time backwards", s1, acq("b", Exclusive, sec), grant("L2", 2, 0, sec), errLogTimeBackwards, 0},
-		{"not granted always legal", s1, acq("b", Exclusive, sec), LockOutput{LogTime: 0}, nil, 1},
+		{"not granted always legal", s1, acq("b", Exclusive, sec), LockOutput{LogTimeNs: 0}, nil, 1},
 		{"unknown acquire adds phantom", s1, acq("b", Exclusive, sec), unknown(), nil, 1},
 		{"release live", s1, rel("L1"), ok(2 * sec), nil, 1},
 		{"release expired", s1, rel("L1"), ok(10 * sec), errNotLive, 0},
 		{"release unknown lease", s1, rel("L9"), ok(2 * sec), errNotLive, 0},
 		{"release unknown outcome branches", s1, rel("L1"), unknown(), nil, 2},
 		{"renew live", s1, renew("L1", 0), renewed(2*sec, 12*sec), nil, 1},
-		{"renew wrong token", s1, renew("L1", 0), LockOutput{LogTime: 2 * sec, ExpiresAt: 12 * sec, Token: 7}, errTokenMismatch, 0},
+		{"renew wrong token", s1, renew("L1", 0), LockOutput{LogTimeNs: 2 * sec, ExpiresAtNs: 12 * sec, Token: 7}, errTokenMismatch, 0},
 		{"renew expired", s1, renew("L1", 0), renewed(11*sec, 21*sec), errNotLive, 0},
 		{"renew unknown outcome branches", s1, renew("L1", 0), unknown(), nil, 2},
 		{"not_holder after expiry", s1, rel("L1"), notHolderAt(10 * sec), nil, 1},
@@ -221,12 +221,12 @@ func TestLockHistories(t *testing.T) {
 		}},
 		{"queued grant reports its grant log time", true, []porcupine.Operation{
 			op(0, 0, sec, acq("a", Exclusive, 4*sec), grant("L1", 1, 0, 4*sec)),
-			op(1, sec, 9*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTL: 4 * sec, Wait: true}, grant("L2", 2, 4*sec, 8*sec)),
+			op(1, sec, 9*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTLNs: 4 * sec, Wait: true}, grant("L2", 2, 4*sec, 8*sec)),
 		}},
 		{"unknown acquire revealed by status", true, []porcupine.Operation{
 			op(0, 0, 0, acq("a", Exclusive, 20*sec), unknown()),
 			op(1, 5*sec, 6*sec, status(), holders(5*sec, hv("P", Exclusive, 7, 20*sec))),
-			op(2, 7*sec, 8*sec, acq("c", Exclusive, sec), LockOutput{LogTime: 7 * sec}),
+			op(2, 7*sec, 8*sec, acq("c", Exclusive, sec), LockOutput{LogTimeNs: 7 * sec}),
 			op(2, 21*sec, 22*sec, acq("c", Exclusive, sec), grant("L2", 8, 21*sec, 22*sec)),
 		}},
 		{"a revealed phantom may be released as an orphan", true, []porcupine.Operation{
@@ -315,11 +315,11 @@ func TestLockHistories(t *testing.T) {
 		}},
 		{"resources are independent", true, []porcupine.Operation{
 			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, 0, 10*sec)),
-			op(1, 0, sec, LockInput{Op: Acquire, Resource: "other", Mode: Exclusive, TTL: 10 * sec}, grant("L2", 1, 0, 10*sec)),
+			op(1, 0, sec, LockInput{Op: Acquire, Resource: "other", Mode: Exclusive, TTLNs: 10 * sec}, grant("L2", 1, 0, 10*sec)),
 		}},
 
 		{"queued grant found late, seen by a status meanwhile", true, []porcupine.Operation{
-			op(0, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTL: 10 * sec, Wait: true}, grant("L1", 1, 5*sec, 12*sec)),
+			op(0, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTLNs: 10 * sec, Wait: true}, grant("L1", 1, 5*sec, 12*sec)),
 			op(1, 3*sec, 4*sec, status(), holders(3*sec, hv("L1", Exclusive, 1, 12*sec))),
 		}},
 		{"retry answered from the dedupe table", true, []porcupine.Operation{
@@ -404,7 +404,7 @@ func TestLockHistories(t *testing.T) {
 		}},
 		{"late grant overlapping a live holder", false, []porcupine.Operation{
 			op(0, 0, sec, acq("a", Exclusive, 100*sec), grant("L1", 1, 0, 100*sec)),
-			op(1, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTL: 10 * sec, Wait: true}, grant("L2", 2, 5*sec, 12*sec)),
+			op(1, 0, 10*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTLNs: 10 * sec, Wait: true}, grant("L2", 2, 5*sec, 12*sec)),
 		}},
 		{"log time goes backwards", false, []porcupine.Operation{
 			op(0, 0, sec, acq("a", Exclusive, 100*sec), grant("L1", 1, 10*sec, 110*sec)),

@@ -13,6 +13,8 @@ import (
 // (the workload does that part; the fenced store must reject the write).
 type pauseClient struct{}
 
+var _ Nemesis = pauseClient{}
+
 func (pauseClient) Name() string { return "pauseClient" }
 
 func (pauseClient) Available(c Cluster) bool { return c.Clients() > 0 }

@@ -46,6 +46,11 @@ type fakeCluster struct {
 	timeout time.Duration
 }
 
+var (
+	_ Cluster       = (*fakeCluster)(nil)
+	_ electionTimer = (*fakeCluster)(nil)
+)
+
 func newFake(n int, leader string) *fakeCluster {
 	f := &fakeCluster{
 		born: time.Now(), leader: leader, clients: 3, timeout: 200 * time.Millisecond,
@@ -239,6 +244,8 @@ type fakeRecorder struct {
 	mu      sync.Mutex
 	windows []window
 }
+
+var _ Recorder = (*fakeRecorder)(nil)
 
 func (r *fakeRecorder) Fault(name, target string, start, end time.Time) {
 	r.mu.Lock()

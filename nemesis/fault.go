@@ -22,6 +22,8 @@ type fault struct {
 	apply func(c Cluster, rng *rand.Rand) (target string, undo func() error, err error)
 }
 
+var _ Nemesis = (*fault)(nil)
+
 func (f *fault) Name() string { return f.name }
 
 func (f *fault) Available(c Cluster) bool { return f.available(c) }

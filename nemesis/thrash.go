@@ -29,6 +29,8 @@ const (
 // Every round is recorded as its own fault window.
 type thrashLeader struct{}
 
+var _ Nemesis = thrashLeader{}
+
 func (thrashLeader) Name() string { return "thrashLeader" }
 
 func (thrashLeader) Available(c Cluster) bool {

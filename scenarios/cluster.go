@@ -16,6 +16,8 @@ import (
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/placement"
+	"github.com/lockstep/lockstep/core/raftadapter"
+	"github.com/lockstep/lockstep/core/raftlink"
 	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
@@ -71,12 +73,12 @@ type member struct {
 	clock *sim.Clock
 	// transports are the running member's, one per Raft group; nil while
 	// it is down.
-	transports []*sim.Transport
+	transports []*raftlink.Transport
 	// rate is the clock's own drift, to which clock faults return.
 	rate float64
 	// stores are the disks by Raft group: 0 for an unsharded node; 0 (the
 	// metadata group) and 1..shards for a sharded member.
-	stores map[uint64]node.Stores
+	stores map[uint64]raftadapter.Stores
 	ids    *rand.Rand // lease id randomness, seeded
 	idsMu  sync.Mutex
 	// node (unsharded) or host (sharded) runs while the member is up.
@@ -121,7 +123,7 @@ func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster,
 		var ms []*member
 		for _, p := range peers {
 			m := &member{
-				id: p.ID, group: g, peers: peers, stores: make(map[uint64]node.Stores),
+				id: p.ID, group: g, peers: peers, stores: make(map[uint64]raftadapter.Stores),
 				ids: rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64())),
 			}
 			// Each node's clock starts at its own arbitrary point and runs at
@@ -165,8 +167,8 @@ const (
 	clockDriftMax  = 1e-4
 )
 
-func (c *Cluster) memStores(id string) node.Stores {
-	s := node.NewMemStores()
+func (c *Cluster) memStores(id string) raftadapter.Stores {
+	s := raftadapter.NewMemStores()
 	s.Log = sim.WithFailpoints(c.failpoint(id), s.Log)
 	return s
 }
@@ -175,7 +177,7 @@ func (c *Cluster) failpoint(id string) string { return sim.FailpointStoreLogs(c.
 
 // groupStores returns the member's disk of Raft group g, a fresh one the
 // first time (and after a wipe).
-func (c *Cluster) groupStores(m *member, g uint64) node.Stores {
+func (c *Cluster) groupStores(m *member, g uint64) raftadapter.Stores {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, ok := m.stores[g]
@@ -192,26 +194,23 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	}
 	stores := c.groupStores(m, 0)
 	c.rec.restarted(m.id, m.group, &stores)
-	tr, err := c.net.NewTransport(m.id)
+	ml := c.net.NewMemberLink(m.id)
+	links, err := raftlink.New(ml, c.net.RaftConfig(m.id))
 	if err != nil {
 		return err
 	}
-	ml := c.net.NewMemberLink(m.id)
+	tr, err := links.Transport(0)
+	if err != nil {
+		return err
+	}
 	fwd := forward.New(ml, nil)
 	n, err := node.New(node.Config{
 		ID: m.id, Peers: m.peers, Clock: m.clock, Bootstrap: bootstrap,
 		Transport: tr, Stores: stores, Forwarder: fwd.For(0),
-		LeaseIDs: m.leaseID, Bug: c.bug,
+		LeaseIDs:          m.leaseID,
 		SnapshotThreshold: c.snap.Threshold, TrailingLogs: c.snap.TrailingLogs,
 		SnapshotInterval: time.Duration(c.snap.IntervalMs) * time.Millisecond,
-		OnEvent:          func(ev lock.Event) { c.rec.event(m.id, m.group, ev) },
-		OnApply:          func(index uint64, entry []byte, st *lock.State) { c.rec.apply(m.id, m.group, index, entry, st) },
-		OnApplyPanic: func(index uint64, v any, stack []byte) {
-			c.rec.panicked(m.id, "apply", m.group, index, v, stack)
-		},
-		OnWake: func(res string, index uint64, lease lock.LeaseID, woken int) {
-			c.rec.wake(m.group, res, index, lease, woken)
-		},
+		Hooks:            c.nodeHooks(m.id, m.group),
 	})
 	if err != nil {
 		_ = tr.Close()
@@ -227,7 +226,7 @@ func (c *Cluster) start(m *member, bootstrap bool) error {
 	c.net.HandleMember(m.id, map[string]http.Handler{apiPort: api}, ml)
 	c.rec.started(m.id, n.Incarnation())
 	c.mu.Lock()
-	m.node, m.transports = n, []*sim.Transport{tr}
+	m.node, m.transports = n, []*raftlink.Transport{tr}
 	c.mu.Unlock()
 	return nil
 }
@@ -373,7 +372,7 @@ func (c *Cluster) WipeDisk(id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.byID[id]
-	m.stores = make(map[uint64]node.Stores)
+	m.stores = make(map[uint64]raftadapter.Stores)
 	m.wiped = true
 	return nil
 }
@@ -521,5 +520,9 @@ func memberAPI(h *shard.Host) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return server.New(svc, server.Config{}).Handler(), nil
+	srv, err := server.New(svc, server.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	return srv.Handler(), nil
 }

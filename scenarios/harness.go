@@ -3,9 +3,11 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/lockstep/lockstep/checker"
@@ -60,6 +62,8 @@ type Harness struct {
 	wl  *workload
 }
 
+var _ nemesis.Recorder = (*Harness)(nil)
+
 // NewHarness builds the scenario's clients on t, seeded by rs.
 func NewHarness(s Scenario, t Target, rs RunSeeds) (*Harness, error) {
 	rec := newRecorder()
@@ -75,6 +79,33 @@ func (h *Harness) Recorder() nemesis.Recorder { return h.rec }
 
 // Run drives every client until ctx ends.
 func (h *Harness) Run(ctx context.Context) { h.wl.run(ctx) }
+
+// Drive runs the clients and the fault schedule sched on c together for
+// the scenario's duration, healing every fault with heal when the schedule
+// ends and again once both are done. A nemesis error counts only if it
+// came before the end.
+func (h *Harness) Drive(ctx context.Context, s Scenario, c nemesis.Cluster, sched nemesis.Schedule, rs RunSeeds, heal func()) error {
+	runCtx, cancel := context.WithTimeout(ctx, time.Duration(s.DurationMs)*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	var nemErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		h.Run(runCtx)
+	}()
+	go func() {
+		defer wg.Done()
+		nemErr = nemesis.Run(runCtx, c, sched, NemesisRand(rs), h.rec)
+		heal()
+	}()
+	wg.Wait()
+	heal()
+	if nemErr != nil && runCtx.Err() == nil {
+		return fmt.Errorf("nemesis: %w", nemErr)
+	}
+	return nil
+}
 
 // PauseClient freezes workload client i for d (nemesis.Cluster).
 func (h *Harness) PauseClient(i int, d time.Duration) { h.wl.pause(i, d) }

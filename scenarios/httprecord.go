@@ -88,7 +88,7 @@ func lockInput(req *http.Request, body []byte) (models.LockInput, bool) {
 			return models.LockInput{}, false
 		}
 		return models.LockInput{Op: models.Acquire, Resource: a.Resource, ClientID: a.ClientID, Mode: string(a.Mode),
-			TTL: ms(a.TTL), Wait: a.Wait > 0, RequestID: a.RequestID, Policy: string(a.Policy)}, true
+			TTLNs: ms(a.TTLMs), Wait: a.WaitMs > 0, RequestID: a.RequestID, Policy: string(a.Policy)}, true
 	case api.PathAcquireMany:
 		var a api.AcquireManyRequest
 		if json.Unmarshal(body, &a) != nil || a.Order != "" {
@@ -97,7 +97,7 @@ func lockInput(req *http.Request, body []byte) (models.LockInput, bool) {
 			return models.LockInput{}, false
 		}
 		return models.LockInput{Op: models.AcquireMany, Resources: a.Resources, ClientID: a.ClientID, Mode: string(a.Mode),
-			TTL: ms(a.TTL), Wait: a.Wait > 0, RequestID: a.RequestID, Policy: string(a.Policy)}, true
+			TTLNs: ms(a.TTLMs), Wait: a.WaitMs > 0, RequestID: a.RequestID, Policy: string(a.Policy)}, true
 	case api.PathRelease:
 		var r api.ReleaseRequest
 		if json.Unmarshal(body, &r) != nil {
@@ -109,7 +109,7 @@ func lockInput(req *http.Request, body []byte) (models.LockInput, bool) {
 		if json.Unmarshal(body, &r) != nil {
 			return models.LockInput{}, false
 		}
-		return models.LockInput{Op: models.Renew, Resource: r.Resource, LeaseID: r.LeaseID, TTL: ms(r.TTL)}, true
+		return models.LockInput{Op: models.Renew, Resource: r.Resource, LeaseID: r.LeaseID, TTLNs: ms(r.TTLMs)}, true
 	case api.PathStatus:
 		q := req.URL.Query()
 		if q.Get("stale") != "" {
@@ -154,9 +154,9 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 		if json.Unmarshal(body, &a) != nil {
 			return unknown
 		}
-		out := models.LockOutput{LogTime: ms(a.LogTime), Granted: a.Granted}
+		out := models.LockOutput{LogTimeNs: ms(a.LogTimeMs), Granted: a.Granted}
 		if a.Granted {
-			out.LeaseID, out.Token, out.ExpiresAt = a.LeaseID, a.FencingToken, ms(a.LogTime+a.ExpiresIn)
+			out.LeaseID, out.Token, out.ExpiresAtNs = a.LeaseID, a.FencingToken, ms(a.LogTimeMs+a.ExpiresInMs)
 		}
 		return out
 	case models.AcquireMany:
@@ -164,10 +164,10 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 		if json.Unmarshal(body, &a) != nil {
 			return unknown
 		}
-		out := models.LockOutput{LogTime: ms(a.LogTime), Granted: a.Granted}
+		out := models.LockOutput{LogTimeNs: ms(a.LogTimeMs), Granted: a.Granted}
 		for _, l := range a.Leases {
 			out.Leases = append(out.Leases, models.ManyLease{Resource: l.Resource, LeaseID: l.LeaseID, Token: l.FencingToken,
-				ExpiresAt: ms(a.LogTime + l.ExpiresIn)})
+				ExpiresAtNs: ms(a.LogTimeMs + l.ExpiresInMs)})
 		}
 		return out
 	case models.Release:
@@ -175,25 +175,25 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 		if json.Unmarshal(body, &r) != nil {
 			return unknown
 		}
-		return models.LockOutput{LogTime: ms(r.LogTime)}
+		return models.LockOutput{LogTimeNs: ms(r.LogTimeMs)}
 	case models.Renew:
 		var r api.RenewResponse
 		if json.Unmarshal(body, &r) != nil {
 			return unknown
 		}
-		return models.LockOutput{LogTime: ms(r.LogTime), Token: r.FencingToken, ExpiresAt: ms(r.LogTime + r.ExpiresIn)}
+		return models.LockOutput{LogTimeNs: ms(r.LogTimeMs), Token: r.FencingToken, ExpiresAtNs: ms(r.LogTimeMs + r.ExpiresInMs)}
 	case models.Status:
 		var st api.StatusResponse
 		if json.Unmarshal(body, &st) != nil {
 			return unknown
 		}
-		out := models.LockOutput{LogTime: ms(st.LogTime)}
+		out := models.LockOutput{LogTimeNs: ms(st.LogTimeMs)}
 		for _, w := range st.Queue {
 			out.Queue = append(out.Queue, models.WaiterView{Client: w.ClientID, Mode: string(w.Mode)})
 		}
 		for _, h := range st.Holders {
 			out.Holders = append(out.Holders, models.HolderView{Fingerprint: h.LeaseFingerprint, Mode: string(h.Mode),
-				Token: h.FencingToken, ExpiresAt: ms(st.LogTime + h.ExpiresIn)})
+				Token: h.FencingToken, ExpiresAtNs: ms(st.LogTimeMs + h.ExpiresInMs)})
 		}
 		return out
 	}

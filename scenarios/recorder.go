@@ -13,7 +13,8 @@ import (
 	"github.com/lockstep/lockstep/checker"
 	"github.com/lockstep/lockstep/core/codec"
 	"github.com/lockstep/lockstep/core/lock"
-	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftadapter"
+	"github.com/lockstep/lockstep/nemesis"
 )
 
 // recorder collects everything a run observes: client operations, the
@@ -53,6 +54,8 @@ type recorder struct {
 	// entriesClosed: the run is over; later entries are not listed.
 	entriesClosed bool
 }
+
+var _ nemesis.Recorder = (*recorder)(nil)
 
 type traceKey struct {
 	group   int
@@ -305,7 +308,7 @@ func (r *recorder) closeEntries() {
 // (History.Restarts), under the host name the trace's grants use (a shard
 // replica's member). Call it before the next process opens st. A group
 // below 0 means the harness does not know it: the group last applied.
-func (r *recorder) restarted(node string, group int, st *node.Stores) {
+func (r *recorder) restarted(node string, group int, st *raftadapter.Stores) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.perNode, node)

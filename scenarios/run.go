@@ -3,10 +3,8 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -117,31 +115,14 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 		return nil, err
 	}
 
-	duration := time.Duration(s.DurationMs) * time.Millisecond
 	out.Schedule = s.DrawSchedule(rs)
 	out.Params = params(s, opts, out.Schedule, netSeed, workSeed, schedSeed, nemSeed)
 
 	start := time.Now()
-	runCtx, cancel := context.WithTimeout(ctx, duration)
-	defer cancel()
-	var wg sync.WaitGroup
-	var nemErr error
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		wl.run(runCtx)
-	}()
-	go func() {
-		defer wg.Done()
-		nemErr = nemesis.Run(runCtx, c, out.Schedule, rand.New(rand.NewPCG(nemSeed, 2)), rec)
-		c.clearFaults()
-	}()
-	wg.Wait()
-	c.clearFaults()
-	out.Virtual = time.Since(start)
-	if nemErr != nil && runCtx.Err() == nil {
-		return nil, fmt.Errorf("nemesis: %w", nemErr)
+	if err := (&Harness{rec: rec, wl: wl}).Drive(ctx, s, c, out.Schedule, rs, c.clearFaults); err != nil {
+		return nil, err
 	}
+	out.Virtual = time.Since(start)
 	// Members stop one by one, so the last entries commit late: their log
 	// times say nothing about how promptly the cluster expires leases.
 	rec.closeEntries()

@@ -9,17 +9,17 @@ import (
 	"github.com/lockstep/lockstep/core/forward"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftlink"
 	"github.com/lockstep/lockstep/core/shard"
-	"github.com/lockstep/lockstep/sim"
 )
 
 // Sharded members on the simulated network, assembled as core/lockd
 // assembles a process: one core/shard.Host per member, whose groups (the
 // metadata group 0 and lock shards 1..N) share the member's network
-// identity. Each group has its own Raft transport on the member's id
-// (sim.NewGroupTransport), so a partition, pause or crash of the member
-// hits every group alike; forwarded commands travel over the member's link
-// (sim.MemberLink) with core/forward, the code lockd runs.
+// identity and its one link (sim.MemberLink): each group's Raft transport
+// comes from the member's raftlink.Net over it, so a partition, pause or
+// crash of the member hits every group alike, and forwarded commands
+// travel over it with core/forward, the code lockd runs.
 
 // spreadInterval is how often a simulated member checks it leads no more
 // than its share of the lock shards (lockd's default is 2 s; shorter here
@@ -39,16 +39,20 @@ func (c *Cluster) startHost(m *member, bootstrap bool) error {
 	}
 	// Env runs within shard.Start only: the shard count is given, so no
 	// group opens later.
-	var transports []*sim.Transport
+	ml := c.net.NewMemberLink(m.id)
+	links, err := raftlink.New(ml, c.net.RaftConfig(m.id))
+	if err != nil {
+		return err
+	}
+	var transports []*raftlink.Transport
 	env := func(g uint64) (shard.Env, error) {
-		tr, err := c.net.NewGroupTransport(m.id, g)
+		tr, err := links.Transport(g)
 		if err != nil {
 			return shard.Env{}, fmt.Errorf("group %d transport: %w", g, err)
 		}
 		transports = append(transports, tr)
 		return shard.Env{Transport: tr, Stores: c.groupStores(m, g)}, nil
 	}
-	ml := c.net.NewMemberLink(m.id)
 	h, err := shard.Start(shard.Config{
 		ID: m.id, Peers: m.peers, APIAddr: net.JoinHostPort(m.id, apiPort), Shards: c.shards,
 		Bootstrap: bootstrap, Env: env, Forward: forward.New(ml, nil), Node: c.nodeTemplate(m), Tune: c.hooks(m),
@@ -80,23 +84,33 @@ func (c *Cluster) startHost(m *member, bootstrap bool) error {
 // nodeTemplate is what every lock shard of m shares.
 func (c *Cluster) nodeTemplate(m *member) node.Config {
 	return node.Config{
-		Clock: m.clock, LeaseIDs: m.leaseID, Bug: c.bug,
+		Clock: m.clock, LeaseIDs: m.leaseID,
 		SnapshotThreshold: c.snap.Threshold, TrailingLogs: c.snap.TrailingLogs,
 		SnapshotInterval: time.Duration(c.snap.IntervalMs) * time.Millisecond,
 	}
 }
 
-// hooks sends each lock shard's events to the recorder under its shard
-// number.
+// hooks gives each lock shard of m the run's bug mode and its recorder
+// probes under its shard number.
 func (c *Cluster) hooks(m *member) func(uint64, *node.Config) {
 	return func(g uint64, cfg *node.Config) {
-		name, group := replica(m.id, g), int(g)
-		cfg.OnEvent = func(ev lock.Event) { c.rec.event(name, group, ev) }
-		cfg.OnApply = func(index uint64, entry []byte, st *lock.State) { c.rec.apply(name, group, index, entry, st) }
-		cfg.OnApplyPanic = func(index uint64, v any, stack []byte) { c.rec.panicked(name, "apply", group, index, v, stack) }
-		cfg.OnWake = func(res string, index uint64, lease lock.LeaseID, woken int) {
+		cfg.Hooks = c.nodeHooks(replica(m.id, g), int(g))
+	}
+}
+
+// nodeHooks are the run's bug mode and the recorder's probes for replica
+// name of group.
+func (c *Cluster) nodeHooks(name string, group int) *node.Hooks {
+	return &node.Hooks{
+		Bug:     c.bug,
+		OnEvent: func(ev lock.Event) { c.rec.event(name, group, ev) },
+		OnApply: func(index uint64, entry []byte, st *lock.State) { c.rec.apply(name, group, index, entry, st) },
+		OnApplyPanic: func(index uint64, v any, stack []byte) {
+			c.rec.panicked(name, "apply", group, index, v, stack)
+		},
+		OnWake: func(res string, index uint64, lease lock.LeaseID, woken int) {
 			c.rec.wake(group, res, index, lease, woken)
-		}
+		},
 	}
 }
 

@@ -3,7 +3,7 @@ package scenarios
 import (
 	"github.com/hashicorp/raft"
 
-	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftadapter"
 )
 
 // storedTail is what an ended node process left in its stores past what it
@@ -24,7 +24,7 @@ type storedTail struct {
 
 // readStoredTail reads st, whose process applied up to applied. Empty
 // stores (a wiped disk) hold nothing, whatever the process applied.
-func readStoredTail(st node.Stores, applied uint64) storedTail {
+func readStoredTail(st raftadapter.Stores, applied uint64) storedTail {
 	var snapshot uint64
 	if snaps, err := st.Snapshot.List(); err == nil {
 		for _, m := range snaps {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftadapter"
 )
 
 // TestStoredTailKept: goal — Restart.Kept says up to where a dead
@@ -16,7 +16,7 @@ import (
 // no-op); kept must be 5, and 6 once 6 matches too. Wiped (empty) stores
 // keep nothing.
 func TestStoredTailKept(t *testing.T) {
-	st := node.NewMemStores()
+	st := raftadapter.NewMemStores()
 	data := func(i uint64) []byte { return []byte{byte(i), 'x'} }
 	var logs []*raft.Log
 	for i := uint64(1); i <= 6; i++ {
@@ -42,7 +42,7 @@ func TestStoredTailKept(t *testing.T) {
 	if k := tail.kept(at); k != 6 {
 		t.Fatalf("kept = %d, want 6", k)
 	}
-	if wiped := readStoredTail(node.NewMemStores(), 3); wiped.kept(at) != 0 || wiped.last != 0 {
+	if wiped := readStoredTail(raftadapter.NewMemStores(), 3); wiped.kept(at) != 0 || wiped.last != 0 {
 		t.Fatalf("wiped stores: %+v, want nothing kept", wiped)
 	}
 }

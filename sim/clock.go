@@ -4,26 +4,25 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockstep/lockstep/core/driftclock"
+	"github.com/lockstep/lockstep/core/node"
 )
 
 // Clock is a node's simulated monotonic clock: Now is the time since an
 // arbitrary origin, derived from time.Now (virtual inside a synctest
-// bubble) through a rate, an offset, jumps and freezes. It satisfies the
-// node package's Clock interface and is safe for concurrent use.
-//
-//	reading = origin + offset + anchorRead + rate × (time.Now() − anchorWall)
-//
-// A rate change re-anchors, so the reading never jumps when the rate changes.
+// bubble) through a rate, an offset and jumps (driftclock), and freezes.
+// It is safe for concurrent use.
 type Clock struct {
-	mu         sync.Mutex
-	anchorWall time.Time     // instant of the last rate change
-	anchorRead time.Duration // rate-scaled reading (without offset) at anchorWall
-	rate       float64
-	origin     time.Duration // the arbitrary start of a real monotonic clock
-	offset     time.Duration
-	frozen     bool
-	frozenAt   time.Duration // reading returned while frozen
+	drift  *driftclock.Clock
+	origin time.Duration // the arbitrary start of a real monotonic clock
+
+	mu       sync.Mutex // guards the freeze
+	frozen   bool
+	frozenAt time.Duration // reading returned while frozen
 }
+
+var _ node.Clock = (*Clock)(nil)
 
 // NewClock returns a clock reading 0 now and advancing at rate 1.
 func NewClock() *Clock {
@@ -37,7 +36,7 @@ func NewClockAt(origin time.Duration, rate float64) *Clock {
 	if !(rate > 0) {
 		rate = 1
 	}
-	return &Clock{anchorWall: time.Now(), rate: rate, origin: origin}
+	return &Clock{drift: driftclock.New(origin, rate), origin: origin}
 }
 
 // Now returns the current reading.
@@ -47,15 +46,7 @@ func (c *Clock) Now() time.Duration {
 	if c.frozen {
 		return c.frozenAt
 	}
-	return c.readingLocked(time.Now())
-}
-
-func (c *Clock) readingLocked(now time.Time) time.Duration {
-	return c.origin + c.offset + c.scaledLocked(now)
-}
-
-func (c *Clock) scaledLocked(now time.Time) time.Duration {
-	return c.anchorRead + time.Duration(c.rate*float64(now.Sub(c.anchorWall)))
+	return c.drift.Now()
 }
 
 // SetRate makes the reading advance rate seconds per real second from now on
@@ -65,21 +56,14 @@ func (c *Clock) SetRate(rate float64) error {
 	if !(rate > 0) {
 		return fmt.Errorf("sim: clock rate %v must be positive", rate)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now()
-	c.anchorRead = c.scaledLocked(now)
-	c.anchorWall = now
-	c.rate = rate
+	c.drift.SetRate(rate)
 	return nil
 }
 
 // SetOffset sets the constant added to the reading; the reading jumps by the
 // difference from the previous offset.
 func (c *Clock) SetOffset(offset time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset = offset
+	c.drift.SetOffset(c.origin + offset)
 }
 
 // Jump moves the reading by d at once. A forward jump models a node that
@@ -88,9 +72,7 @@ func (c *Clock) SetOffset(offset time.Duration) {
 // only to check that code relying on monotonicity detects or survives a
 // broken clock source. While frozen, the jump shows after Unfreeze.
 func (c *Clock) Jump(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset += d
+	c.drift.Jump(d)
 }
 
 // Freeze stops the reading where it is, as seen by a process that cannot run.
@@ -99,7 +81,7 @@ func (c *Clock) Freeze() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.frozen {
-		c.frozenAt = c.readingLocked(time.Now())
+		c.frozenAt = c.drift.Now()
 		c.frozen = true
 	}
 }
@@ -117,6 +99,8 @@ func (c *Clock) Unfreeze() {
 type RealClock struct {
 	start time.Time
 }
+
+var _ node.Clock = RealClock{}
 
 // NewRealClock returns a clock reading 0 now.
 func NewRealClock() RealClock {

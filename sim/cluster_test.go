@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/lockstep/lockstep/core/raftlink"
 )
 
 // listFSM is a trivial state machine: the list of applied commands.
@@ -68,7 +71,7 @@ type testNode struct {
 	store *raft.InmemStore
 	snaps *raft.InmemSnapshotStore
 	fsm   *listFSM
-	trans *Transport
+	links *raftlink.Net
 	raft  *raft.Raft
 }
 
@@ -108,22 +111,30 @@ func raftConfig(id string) *raft.Config {
 	return conf
 }
 
-// start runs a fresh raft instance for id on a fresh transport over the node's stores.
+// start runs a fresh raft instance for id over the node's stores, on a
+// fresh member link, as a restarted process would.
 func (c *cluster) start(id string) {
 	c.t.Helper()
 	n := c.nodes[id]
-	trans, err := c.net.NewTransport(id)
+	ml := c.net.NewMemberLink(id)
+	links, err := raftlink.New(ml, c.net.RaftConfig(id))
+	if err != nil {
+		c.t.Fatalf("raftlink %s: %v", id, err)
+	}
+	trans, err := links.Transport(0)
 	if err != nil {
 		c.t.Fatalf("transport %s: %v", id, err)
 	}
+	c.net.HandleMember(id, map[string]http.Handler{}, ml)
 	r, err := raft.NewRaft(raftConfig(id), n.fsm, n.store, n.store, n.snaps, trans)
 	if err != nil {
 		c.t.Fatalf("raft %s: %v", id, err)
 	}
-	n.trans, n.raft = trans, r
+	n.links, n.raft = links, r
 }
 
-// stop shuts id's raft down, which also closes its transport.
+// stop shuts id's raft down, which also closes its transport, and takes
+// the node off the network.
 func (c *cluster) stop(id string) {
 	n := c.nodes[id]
 	if n.raft == nil {
@@ -132,6 +143,7 @@ func (c *cluster) stop(id string) {
 	if err := n.raft.Shutdown().Error(); err != nil {
 		c.t.Errorf("shutdown %s: %v", id, err)
 	}
+	c.net.HandleMember(id, nil, nil)
 	n.raft = nil
 }
 

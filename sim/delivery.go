@@ -9,13 +9,12 @@ import (
 type lossReason string
 
 const (
-	lossRandom       lossReason = "random drop"
-	lossPartition    lossReason = "partitioned at send"
-	lossInFlight     lossReason = "partitioned in flight"
-	lossNoEndpoint   lossReason = "no endpoint"
-	lossClosed       lossReason = "endpoint closed"
-	lossDisconnected lossReason = "route disconnected"
-	lossOverload     lossReason = "in-flight limit"
+	lossRandom     lossReason = "random drop"
+	lossPartition  lossReason = "partitioned at send"
+	lossInFlight   lossReason = "partitioned in flight"
+	lossNoEndpoint lossReason = "no endpoint"
+	lossClosed     lossReason = "endpoint closed"
+	lossOverload   lossReason = "in-flight limit"
 )
 
 // unreachable reports whether the loss was due to the topology rather than
@@ -28,14 +27,14 @@ func (r lossReason) unreachable() bool {
 // who to tell if it is lost.
 type message struct {
 	from, to string
-	what     string          // e.g. "AppendEntries", for events
+	what     string          // e.g. "call", for events
 	response bool            // a response to what, not the request
 	fromDone <-chan struct{} // sender endpoint lifetime; nil for endpoint-less senders such as clients
 	toDone   <-chan struct{} // receiver endpoint lifetime; nil for endpoint-less receivers
 	lost     chan lossReason // optional, capacity 1: the first loss reason of the caller's exchange
 }
 
-// label names the message in events, e.g. "AppendEntries request";
+// label names the message in events, e.g. "call request";
 // formatted only for an event, not for every message.
 func (m message) label() string {
 	if m.response {

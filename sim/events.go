@@ -10,19 +10,17 @@ type EventKind string
 
 // Fault changes, endpoint lifetimes and message fates that the Network records.
 const (
-	EventPartition  EventKind = "partition"  // Partition replaced the group assignment
-	EventIsolate    EventKind = "isolate"    // a node was cut off from everyone
-	EventCut        EventKind = "cut"        // a one-way link was cut
-	EventHeal       EventKind = "heal"       // partitions, isolations and cuts were cleared
-	EventPause      EventKind = "pause"      // a node's I/O (and attached Clock) froze
-	EventResume     EventKind = "resume"     // a paused node's held I/O was released
-	EventLink       EventKind = "link"       // a link's latency/drop/duplication settings changed
-	EventUp         EventKind = "up"         // an endpoint (transport or call handler) registered
-	EventDown       EventKind = "down"       // an endpoint closed (crash or shutdown)
-	EventDisconnect EventKind = "disconnect" // a transport removed a route (raft.WithPeers)
-	EventConnect    EventKind = "connect"    // a transport restored a route (raft.WithPeers)
-	EventDrop       EventKind = "drop"       // a message copy was lost; Detail says why
-	EventDuplicate  EventKind = "duplicate"  // a request will be delivered twice
+	EventPartition EventKind = "partition" // Partition replaced the group assignment
+	EventIsolate   EventKind = "isolate"   // a node was cut off from everyone
+	EventCut       EventKind = "cut"       // a one-way link was cut
+	EventHeal      EventKind = "heal"      // partitions, isolations and cuts were cleared
+	EventPause     EventKind = "pause"     // a node's I/O (and attached Clock) froze
+	EventResume    EventKind = "resume"    // a paused node's held I/O was released
+	EventLink      EventKind = "link"      // a link's latency/drop/duplication settings changed
+	EventUp        EventKind = "up"        // an endpoint (a call handler) registered
+	EventDown      EventKind = "down"      // an endpoint closed (crash or shutdown)
+	EventDrop      EventKind = "drop"      // a message copy was lost; Detail says why
+	EventDuplicate EventKind = "duplicate" // a request will be delivered twice
 )
 
 // Event is one entry of the Network's log.

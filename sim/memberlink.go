@@ -7,16 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	memberlink "github.com/lockstep/lockstep/core/link"
+	"github.com/lockstep/lockstep/core/raftlink"
 )
 
-// Link is a core/memberlink.Link over the Network, so the production code that
-// runs over a member's link (core/forward) runs here under every fault the
-// Network injects. A request travels as one Call from the node that owns
-// the link to the node its address names, where the link registered with
-// HandleMember serves it.
+// MemberLink is a core/link.Link over the Network, so the production code
+// that runs over a member's link (core/raftlink, core/forward) runs here
+// under every fault the Network injects. A request travels as one Call
+// from the node that owns the link to the node its address names, where
+// the link registered with HandleMember serves it.
 type MemberLink struct {
 	net  *Network
 	from string
@@ -30,6 +32,16 @@ var _ memberlink.Link = (*MemberLink)(nil)
 // NewMemberLink returns node id's link; HandleMember serves its handlers.
 func (n *Network) NewMemberLink(id string) *MemberLink {
 	return &MemberLink{net: n, from: id, handlers: make(map[memberlink.Kind]memberlink.Handler)}
+}
+
+// RaftConfig is core/raftlink's production config for node id, but with
+// Options.RPCTimeout as its RPC timeout: the Network drops messages, which
+// TCP would retransmit, and a dropped one is only noticed at the timeout.
+func (n *Network) RaftConfig(id string) raftlink.Config {
+	cfg := raftlink.DefaultConfig(id)
+	cfg.Timeout = n.opts.RPCTimeout
+	cfg.QuietWithin = min(cfg.QuietWithin, cfg.Timeout)
+	return cfg
 }
 
 // linkMagic starts every link request on the wire: an HTTP request never
@@ -57,7 +69,9 @@ func (l *MemberLink) Call(ctx context.Context, addr string, req memberlink.Reque
 	case errors.Is(err, ErrNotDelivered):
 		return nil, fmt.Errorf("%w: %w", memberlink.ErrNotSent, err)
 	case errors.Is(err, ErrRemote):
-		return nil, &memberlink.RemoteError{Message: err.Error()}
+		// The handler's own text, as TCP carries it, without Call's prefix.
+		_, msg, _ := strings.Cut(err.Error(), ErrRemote.Error()+": ")
+		return nil, &memberlink.RemoteError{Message: msg}
 	default:
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 // Package sim is a simulated network and clock for running real lockstep
 // Raft nodes inside testing/synctest bubbles, where time is virtual: a
 // Network of named endpoints with per-link latency, loss, duplication,
-// partitions and pauses; a raft.Transport and a request/response Call path
-// over it; and a Clock with offset, drift, jumps and freezes.
+// partitions and pauses; a request/response Call path over it, and HTTP
+// and a core/link.Link (MemberLink, which Raft runs on through
+// core/raftlink) over Call; and a Clock with offset, drift, jumps and
+// freezes.
 //
 // All random decisions come from one seeded generator, so the same seed and
 // the same sequence of sends yields the same decisions. Goroutine scheduling
@@ -10,8 +12,9 @@
 // reproducible as far as the order of sends is. Messages on a link are not
 // kept in order (jitter reorders them), as with raft's pooled TCP connections.
 //
-// Lifecycle inside a bubble: NewNetwork, NewTransport per node, raft.NewRaft;
-// at the end Shutdown().Error() every raft (which closes its Transport), then
+// Lifecycle inside a bubble: NewNetwork; per node a MemberLink, a
+// raftlink.Net on it (RaftConfig) and HandleMember, then raft.NewRaft; at the
+// end Shutdown().Error() every raft (which closes its transport), then
 // Network.Close, so that no goroutine outlives the bubble.
 package sim
 
@@ -23,7 +26,7 @@ import (
 	"time"
 )
 
-// Errors returned by Call and the Transport. Callers test them with errors.Is.
+// Errors returned by Call. Callers test them with errors.Is.
 var (
 	// ErrUnreachable: the message was lost because the network knew the
 	// destination could not be reached (partition, cut, missing or closed
@@ -58,7 +61,7 @@ type Link struct {
 type Options struct {
 	Seed        uint64        // seeds the single generator behind every random decision
 	Link        Link          // behaviour of every link without SetLink; zero is a perfect network
-	RPCTimeout  time.Duration // raft RPC wait before an error (10× for InstallSnapshot and TimeoutNow); default 1s
+	RPCTimeout  time.Duration // raft RPC wait before an error (RaftConfig's Timeout); default 1s
 	CallTimeout time.Duration // Call wait before ErrTimeout/ErrUnreachable when ctx has no deadline; default 5s
 	MaxInFlight int           // message copies in flight at once; more are dropped; default 4096
 	EventCap    int           // events kept by Events; later ones only counted; default 10000
@@ -84,19 +87,18 @@ type Network struct {
 	slots chan struct{} // one token per in-flight message copy
 	jobs  chan func()   // unbuffered: hands a message copy to an idle worker (delivery.go)
 
-	mu         sync.Mutex
-	closed     bool
-	rng        *rand.Rand
-	links      map[link]Link
-	groups     map[string]int // partition group per listed node; unlisted nodes share group -1
-	isolated   map[string]bool
-	cuts       map[link]bool
-	paused     map[string]chan struct{} // closed on Resume
-	clocks     map[string]*Clock
-	transports map[endpoint]*Transport
-	handlers   map[string]*handlerEndpoint
-	events     []Event
-	stats      Stats
+	mu       sync.Mutex
+	closed   bool
+	rng      *rand.Rand
+	links    map[link]Link
+	groups   map[string]int // partition group per listed node; unlisted nodes share group -1
+	isolated map[string]bool
+	cuts     map[link]bool
+	paused   map[string]chan struct{} // closed on Resume
+	clocks   map[string]*Clock
+	handlers map[string]*handlerEndpoint
+	events   []Event
+	stats    Stats
 }
 
 // NewNetwork returns an empty, fully connected network.
@@ -120,15 +122,14 @@ func NewNetwork(opts Options) *Network {
 		slots: make(chan struct{}, opts.MaxInFlight),
 		jobs:  make(chan func()),
 		// The second PCG word is a fixed constant so one uint64 seeds everything.
-		rng:        rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
-		links:      make(map[link]Link),
-		groups:     make(map[string]int),
-		isolated:   make(map[string]bool),
-		cuts:       make(map[link]bool),
-		paused:     make(map[string]chan struct{}),
-		clocks:     make(map[string]*Clock),
-		transports: make(map[endpoint]*Transport),
-		handlers:   make(map[string]*handlerEndpoint),
+		rng:      rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
+		links:    make(map[link]Link),
+		groups:   make(map[string]int),
+		isolated: make(map[string]bool),
+		cuts:     make(map[link]bool),
+		paused:   make(map[string]chan struct{}),
+		clocks:   make(map[string]*Clock),
+		handlers: make(map[string]*handlerEndpoint),
 	}
 }
 
@@ -136,7 +137,7 @@ func NewNetwork(opts Options) *Network {
 // released and discarded, pending calls fail with ErrClosed, and the idle
 // delivery workers end (until Close they wait for messages, so a bubble
 // that never closes its Network deadlocks). Endpoints are not closed; raft
-// closes its Transport on Shutdown.
+// closes its transport on Shutdown.
 func (n *Network) Close() {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -12,9 +12,10 @@ var simLink = Link{LatencyBase: time.Millisecond, LatencyJitter: 2 * time.Millis
 
 var threeIDs = []string{"n1", "n2", "n3"}
 
-// Goal: real hashicorp/raft elects one leader on the Transport, fails over
-// when the leader is isolated, and converges after Heal. Method: a 3-node
-// cluster in a synctest bubble, driven through Isolate/Heal.
+// Goal: real hashicorp/raft elects one leader over core/raftlink on the
+// Network's MemberLink, fails over when the leader is isolated, and
+// converges after Heal. Method: a 3-node cluster in a synctest bubble,
+// driven through Isolate/Heal.
 func TestRaftIsolateLeaderAndHeal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		net := NewNetwork(Options{Seed: 1, Link: simLink})
@@ -93,8 +94,9 @@ func TestRaftPauseLeaderDeliversBacklog(t *testing.T) {
 
 // Goal: a node can crash and restart under the same ID with a new raft
 // instance and catch up. Method: shut a follower down (closing its
-// transport), commit without it, restart it on a new transport over the same
-// stores and wait until it has applied everything.
+// transport and taking it off the network), commit without it, restart it
+// on a new link over the same stores and wait until it has applied
+// everything.
 func TestRaftCrashRestartFollower(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		net := NewNetwork(Options{Seed: 3, Link: simLink})
@@ -103,8 +105,8 @@ func TestRaftCrashRestartFollower(t *testing.T) {
 		follower := without(threeIDs, leader)[0]
 
 		c.stop(follower)
-		if _, err := net.NewTransport(leader); err == nil {
-			t.Fatal("second open transport for a live node was accepted")
+		if _, err := c.nodes[leader].links.Transport(0); err == nil {
+			t.Fatal("second open transport for a live group was accepted")
 		}
 		if err := c.apply(leader, "while-down"); err != nil {
 			t.Fatal(err)

@@ -80,8 +80,8 @@ func acquireCommand(g *globals) *cobra.Command {
 			if err := a.check(); err != nil {
 				return err
 			}
-			req := api.AcquireRequest{Resource: args[0], ClientID: g.clientIDOrDefault(), TTL: a.ttl.Milliseconds(),
-				Mode: api.Mode(a.mode), Wait: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy()}
+			req := api.AcquireRequest{Resource: args[0], ClientID: g.clientIDOrDefault(), TTLMs: a.ttl.Milliseconds(),
+				Mode: api.Mode(a.mode), WaitMs: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy()}
 			var out api.AcquireResponse
 			if err := call(cmd.Context(), g, http.MethodPost, api.PathAcquire, req, &out, a.wait); err != nil {
 				return failed(err)
@@ -128,7 +128,7 @@ func renewCommand(g *globals) *cobra.Command {
 				return usageError("--ttl must be >= 0")
 			}
 			var out api.RenewResponse
-			req := api.RenewRequest{Resource: args[0], LeaseID: args[1], TTL: ttl.Milliseconds()}
+			req := api.RenewRequest{Resource: args[0], LeaseID: args[1], TTLMs: ttl.Milliseconds()}
 			if err := call(cmd.Context(), g, http.MethodPost, api.PathRenew, req, &out, 0); err != nil {
 				return failed(err)
 			}

@@ -32,7 +32,7 @@ func TestLockSleepHoldsForItsLife(t *testing.T) {
 	if ev[0].Kind != "grant" || ev[1].Kind != "release" || ev[0].LeaseFingerprint != ev[1].LeaseFingerprint {
 		t.Fatalf("job's events %+v, want one grant then its release", ev)
 	}
-	if held := ev[1].LogTime - ev[0].LogTime; held < 3000 {
+	if held := ev[1].LogTimeMs - ev[0].LogTimeMs; held < 3000 {
 		t.Fatalf("held for %d ms of log time, less than the command's 3 s", held)
 	}
 	if hs := holders(t, ep, "job"); len(hs) != 0 {

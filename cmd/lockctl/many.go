@@ -29,8 +29,8 @@ Each lease is released on its own (lockctl release RESOURCE LEASE_ID).`,
 			if err := a.check(); err != nil {
 				return err
 			}
-			req := api.AcquireManyRequest{Resources: args, ClientID: g.clientIDOrDefault(), TTL: a.ttl.Milliseconds(),
-				Mode: api.Mode(a.mode), Wait: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy()}
+			req := api.AcquireManyRequest{Resources: args, ClientID: g.clientIDOrDefault(), TTLMs: a.ttl.Milliseconds(),
+				Mode: api.Mode(a.mode), WaitMs: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy()}
 			if canonical {
 				req.Order = api.OrderCanonical
 			}

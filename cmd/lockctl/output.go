@@ -49,7 +49,7 @@ func printTable(w io.Writer, v any) {
 	switch r := v.(type) {
 	case api.AcquireResponse:
 		fmt.Fprintln(w, "GRANTED\tLEASE_ID\tFENCING_TOKEN\tEXPIRES_IN_MS\tMODE\tQUEUE_POSITION")
-		fmt.Fprintf(w, "%t\t%s\t%s\t%d\t%s\t%d\n", r.Granted, dash(r.LeaseID), token(r.FencingToken), r.ExpiresIn, dash(string(r.Mode)), r.QueuePosition)
+		fmt.Fprintf(w, "%t\t%s\t%s\t%d\t%s\t%d\n", r.Granted, dash(r.LeaseID), token(r.FencingToken), r.ExpiresInMs, dash(string(r.Mode)), r.QueuePosition)
 	case api.AcquireManyResponse:
 		if !r.Granted {
 			fmt.Fprintln(w, "GRANTED\tKIND\tBLOCKED\tQUEUE_POSITION")
@@ -58,18 +58,18 @@ func printTable(w io.Writer, v any) {
 		}
 		fmt.Fprintln(w, "RESOURCE\tLEASE_ID\tFENCING_TOKEN\tEXPIRES_IN_MS\tKIND")
 		for _, l := range r.Leases {
-			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\n", l.Resource, l.LeaseID, l.FencingToken, l.ExpiresIn, r.Kind)
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\n", l.Resource, l.LeaseID, l.FencingToken, l.ExpiresInMs, r.Kind)
 		}
 	case api.ReleaseResponse:
 		fmt.Fprintln(w, "RELEASED\tLOG_TIME_MS")
-		fmt.Fprintf(w, "%t\t%d\n", r.Released, r.LogTime)
+		fmt.Fprintf(w, "%t\t%d\n", r.Released, r.LogTimeMs)
 	case api.RenewResponse:
 		fmt.Fprintln(w, "FENCING_TOKEN\tEXPIRES_IN_MS")
-		fmt.Fprintf(w, "%d\t%d\n", r.FencingToken, r.ExpiresIn)
+		fmt.Fprintf(w, "%d\t%d\n", r.FencingToken, r.ExpiresInMs)
 	case api.StatusResponse:
 		fmt.Fprintln(w, "ROLE\tCLIENT\tMODE\tFENCING_TOKEN\tEXPIRES_IN_MS\tLEASE")
 		for _, h := range r.Holders {
-			fmt.Fprintf(w, "holder\t%s\t%s\t%d\t%d\t%s\n", h.ClientID, h.Mode, h.FencingToken, h.ExpiresIn, h.LeaseFingerprint)
+			fmt.Fprintf(w, "holder\t%s\t%s\t%d\t%d\t%s\n", h.ClientID, h.Mode, h.FencingToken, h.ExpiresInMs, h.LeaseFingerprint)
 		}
 		for i, q := range r.Queue {
 			fmt.Fprintf(w, "queued #%d\t%s\t%s\t-\t-\t-\n", i+1, q.ClientID, q.Mode)

@@ -84,12 +84,12 @@ func applyFaults(a *faultArgs, opts *lockd.Options) error {
 		if prev != nil {
 			prev(c)
 		}
-		c.Clock, c.Bug = clock, bug
+		c.Clock, c.Hooks = clock, &node.Hooks{Bug: bug}
 	}
 	if trace != nil {
 		opts.TuneShard = func(g uint64, c *node.Config) {
 			t := trace.Group(g)
-			c.OnEvent, c.OnApply, c.OnWake = t.Event, t.Apply, t.Wake
+			c.Hooks = &node.Hooks{Bug: bug, OnEvent: t.Event, OnApply: t.Apply, OnWake: t.Wake}
 		}
 	}
 	return nil

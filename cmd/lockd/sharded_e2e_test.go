@@ -96,7 +96,7 @@ func acquireRetry(t *testing.T, addr, resource string, deadline time.Duration) a
 	rid := fmt.Sprintf("e2e-%s-%d", resource, time.Now().UnixNano())
 	for {
 		var ar api.AcquireResponse
-		code, err := postTo(addr, api.PathAcquire, api.AcquireRequest{Resource: resource, ClientID: "e2e", TTL: 60000, RequestID: rid}, &ar)
+		code, err := postTo(addr, api.PathAcquire, api.AcquireRequest{Resource: resource, ClientID: "e2e", TTLMs: 60000, RequestID: rid}, &ar)
 		if err == nil && code == 200 && ar.Granted {
 			return ar
 		}
@@ -176,13 +176,13 @@ func TestShardedProcessCluster(t *testing.T) {
 	// all granted in one entry of one shard, then refused whole while held.
 	tagged := []string{"{t}:a", "{t}:b", "{t}:c"}
 	var many api.AcquireManyResponse
-	code, err := postTo(procs[1].http, api.PathAcquireMany, api.AcquireManyRequest{Resources: tagged, ClientID: "m1", TTL: 60000}, &many)
+	code, err := postTo(procs[1].http, api.PathAcquireMany, api.AcquireManyRequest{Resources: tagged, ClientID: "m1", TTLMs: 60000}, &many)
 	if err != nil || code != 200 || !many.Granted || many.Kind != api.KindAtomic || len(many.Leases) != 3 {
 		t.Fatalf("acquire_many: %d %v %+v", code, err, many)
 	}
 	for _, p := range procs {
 		var again api.AcquireManyResponse
-		code, err := postTo(p.http, api.PathAcquireMany, api.AcquireManyRequest{Resources: []string{"{t}:c", "{t}:d"}, ClientID: "m2", TTL: 60000}, &again)
+		code, err := postTo(p.http, api.PathAcquireMany, api.AcquireManyRequest{Resources: []string{"{t}:c", "{t}:d"}, ClientID: "m2", TTLMs: 60000}, &again)
 		if err != nil || code != 200 || again.Granted || again.Blocked != "{t}:c" {
 			t.Fatalf("overlapping acquire_many via %s: %d %v %+v", p.id, code, err, again)
 		}
@@ -232,7 +232,7 @@ func TestShardedProcessCluster(t *testing.T) {
 		}
 		// No retry budget beyond one request's own: these shards never lost a leader.
 		var ar api.AcquireResponse
-		code, err := postTo(survivor.http, api.PathAcquire, api.AcquireRequest{Resource: r, ClientID: "e2e", TTL: 60000}, &ar)
+		code, err := postTo(survivor.http, api.PathAcquire, api.AcquireRequest{Resource: r, ClientID: "e2e", TTLMs: 60000}, &ar)
 		if err != nil || code != 200 || !ar.Granted {
 			t.Fatalf("shard %d (leader alive) refused %s during the failover: %d %v %+v", s, r, code, err, ar)
 		}

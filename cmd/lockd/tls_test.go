@@ -222,7 +222,7 @@ func tlsHTTPClient(t *testing.T, caFile, certFile, keyFile string) *http.Client 
 
 // tryAcquire is one try-lock through base: granted or not, or the error.
 func tryAcquire(hc *http.Client, base, resource string) (bool, error) {
-	b, _ := json.Marshal(api.AcquireRequest{Resource: resource, ClientID: "tls-test", TTL: 60_000})
+	b, _ := json.Marshal(api.AcquireRequest{Resource: resource, ClientID: "tls-test", TTLMs: 60_000})
 	resp, err := hc.Post(base+api.PathAcquire, "application/json", bytes.NewReader(b))
 	if err != nil {
 		return false, err

@@ -41,26 +41,26 @@ func runDeterministic(ctx context.Context, o options, w, diag io.Writer) int {
 	runs, err := selectRuns(o)
 	if err != nil {
 		fmt.Fprintln(diag, "locksim:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	if o.results != "" {
 		// The guest can only write below a mounted directory.
 		if err := os.MkdirAll(o.results, 0o755); err != nil {
 			fmt.Fprintln(diag, "locksim:", err)
-			return exitCrash
+			return scenarios.ExitCrash
 		}
 	}
 	start := time.Now()
 	host, err := newGuestHost(ctx, o, diag)
 	if err != nil {
 		fmt.Fprintln(diag, "locksim:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	// stopped tells workers to skip the rest of a scenario once
 	// -stop-on-violation has printed its first violation.
 	var stopped sync.Map
 	results := startGuests(ctx, host, o, runs, &stopped)
-	code, printed, bad := exitOK, 0, 0
+	code, printed, bad := scenarios.ExitOK, 0, 0
 	for i, r := range runs {
 		g := <-results[i]
 		if _, skip := stopped.Load(r.scenario); skip || g.skipped {
@@ -71,11 +71,11 @@ func runDeterministic(ctx context.Context, o options, w, diag io.Writer) int {
 		_, _ = diag.Write(g.stderr)
 		fmt.Fprintf(diag, "deterministic: %s seed %d: wall %s (instantiate %s, run %s)\n", r.scenario, r.seed,
 			g.wall.Round(time.Millisecond), g.timing.Instantiate.Round(time.Millisecond), g.timing.Run.Round(time.Millisecond))
-		if g.code != exitOK {
+		if g.code != scenarios.ExitOK {
 			bad++
 			code = max(code, g.code)
 		}
-		if o.stopOn && o.bug != "" && g.code == exitOK {
+		if o.stopOn && o.bug != "" && g.code == scenarios.ExitOK {
 			fmt.Fprintf(w, "VIOLATION FOUND scenario=%s bug=%s seeds_tried=%d\n", r.scenario, o.bug, r.seed-o.seedLo+1)
 			stopped.Store(r.scenario, true)
 		}
@@ -179,7 +179,7 @@ func runGuest(ctx context.Context, host *wasmhost.Host, o options, r runKey) gue
 	if err != nil {
 		fmt.Fprintf(&stdout, "SEED=%d scenario=%s CRASH: %v\nreplay: %s -deterministic\n",
 			r.seed, r.scenario, err, scenarios.ReplayCommand(r.scenario, r.seed, o.bug))
-		g.code = exitCrash
+		g.code = scenarios.ExitCrash
 	}
 	g.guestStdout = stdout.Bytes()
 	g.stdout = hostPaths(g.guestStdout, o.results)

@@ -38,7 +38,7 @@ func deterministicRun(t *testing.T, root, scenario string, seed int64) ([]byte, 
 	o.seedLo, o.seedHi = seed, seed
 	var stdout, diag bytes.Buffer
 	start := time.Now()
-	if code := runDeterministic(context.Background(), o, &stdout, &diag); code != exitOK {
+	if code := runDeterministic(context.Background(), o, &stdout, &diag); code != scenarios.ExitOK {
 		t.Fatalf("%s seed %d: exit code %d\n%s\n%s", scenario, seed, code, stdout.String(), diag.String())
 	}
 	t.Logf("%s seed %d: %s\n%s", scenario, seed, time.Since(start).Round(time.Millisecond), diag.String())
@@ -148,7 +148,7 @@ func checkSaved(t *testing.T, dir string) {
 		t.Fatalf("parseFlags: %v", err)
 	}
 	var out, diag bytes.Buffer
-	if code := recheckReplay(context.Background(), o, &out, &diag); code != exitOK ||
+	if code := recheckReplay(context.Background(), o, &out, &diag); code != scenarios.ExitOK ||
 		!strings.Contains(out.String(), "history: identical to a fresh deterministic replay") {
 		t.Fatalf("-check %s: exit %d, want 0 and an identical history:\n%s\n%s", dir, code, out.String(), diag.String())
 	}

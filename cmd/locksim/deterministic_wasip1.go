@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/lockstep/lockstep/scenarios"
 )
 
 // The guest never hosts another guest: these are the host's entry points,
@@ -13,7 +15,7 @@ import (
 
 func runDeterministic(_ context.Context, _ options, _, diag io.Writer) int {
 	fmt.Fprintln(diag, "locksim: -deterministic inside the wasm guest: give -guest")
-	return exitCrash
+	return scenarios.ExitCrash
 }
 
 func recheckReplay(_ context.Context, o options, w, _ io.Writer) int {
@@ -22,5 +24,5 @@ func recheckReplay(_ context.Context, o options, w, _ io.Writer) int {
 
 func prepareGuest(_ context.Context, _ options, diag io.Writer) int {
 	fmt.Fprintln(diag, "locksim: -prepare inside the wasm guest")
-	return exitCrash
+	return scenarios.ExitCrash
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/scenarios"
 	"github.com/lockstep/lockstep/sim/wasmhost"
 )
 
@@ -23,11 +24,11 @@ func prepareGuest(ctx context.Context, o options, diag io.Writer) int {
 	host, err := newGuestHost(ctx, o, diag)
 	if err != nil {
 		fmt.Fprintln(diag, "locksim:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	fmt.Fprintf(diag, "locksim: deterministic guest ready in %s (module load and compile %s)\n",
 		time.Since(start).Round(time.Millisecond), host.Compile.Round(time.Millisecond))
-	return exitOK
+	return scenarios.ExitOK
 }
 
 // guestHosts holds this process's compiled guests by -wasm value ("" for

@@ -34,7 +34,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -44,14 +43,6 @@ import (
 	"github.com/lockstep/lockstep/checker"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/scenarios"
-)
-
-const (
-	exitOK          = 0
-	exitCrash       = 127
-	exitLiveness    = 128
-	exitCorrectness = 129
-	exitUnknown     = 130
 )
 
 type options struct {
@@ -110,7 +101,7 @@ func main() {
 		all, err := scenarios.All()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "locksim:", err)
-			os.Exit(exitCrash)
+			os.Exit(scenarios.ExitCrash)
 		}
 		for _, s := range all {
 			fmt.Printf("%-18s %s\n", s.Name, s.Description)
@@ -128,7 +119,7 @@ func main() {
 	exit := func(code int) {
 		if err := stopProfiles(); err != nil {
 			fmt.Fprintln(os.Stderr, "locksim:", err)
-			code = max(code, exitCrash)
+			code = max(code, scenarios.ExitCrash)
 		}
 		os.Exit(code)
 	}
@@ -184,13 +175,10 @@ func parseFlags(args []string) (options, error) {
 	}
 	switch {
 	case *seeds != "":
-		a, b, ok := strings.Cut(*seeds, "..")
-		lo, err1 := strconv.ParseInt(a, 10, 64)
-		hi, err2 := strconv.ParseInt(b, 10, 64)
-		if !ok || err1 != nil || err2 != nil || hi < lo {
-			return o, fmt.Errorf("-seeds %q: want a..b", *seeds)
+		var err error
+		if o.seedLo, o.seedHi, err = scenarios.ParseSeedRange(*seeds); err != nil {
+			return o, err
 		}
-		o.seedLo, o.seedHi = lo, hi
 	case *seed != 0:
 		o.seedLo, o.seedHi = *seed, *seed
 	default:
@@ -232,9 +220,9 @@ func sweep(t *testing.T, o options, w io.Writer) int {
 	all, err := scenarios.All()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "locksim:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
-	code, runs, bad := exitOK, 0, 0
+	code, runs, bad := scenarios.ExitOK, 0, 0
 	for _, s := range all {
 		if !o.all && s.Name != o.scenario {
 			continue
@@ -242,11 +230,11 @@ func sweep(t *testing.T, o options, w io.Writer) int {
 		for seed := o.seedLo; seed <= o.seedHi; seed++ {
 			runs++
 			c := runOne(t, s, seed, o, w)
-			if c != exitOK {
+			if c != scenarios.ExitOK {
 				bad++
 				code = max(code, c)
 			}
-			if o.stopOn && o.bug != "" && c == exitOK {
+			if o.stopOn && o.bug != "" && c == scenarios.ExitOK {
 				fmt.Fprintf(w, "VIOLATION FOUND scenario=%s bug=%s seeds_tried=%d\n", s.Name, o.bug, seed-o.seedLo+1)
 				break
 			}
@@ -254,7 +242,7 @@ func sweep(t *testing.T, o options, w io.Writer) int {
 	}
 	if runs == 0 {
 		fmt.Fprintf(os.Stderr, "locksim: no scenario %q\n", o.scenario)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	if !o.guest {
 		fmt.Fprintf(w, "%d runs, %d not as expected\n", runs, bad)
@@ -295,7 +283,7 @@ func printOutcome(w io.Writer, s scenarios.Scenario, seed int64, o options, out 
 	}
 	if runErr != nil || out == nil {
 		fmt.Fprintf(w, "SEED=%d scenario=%s CRASH: %v\nreplay: %s\n", seed, s.Name, runErr, replay)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	for _, p := range out.Params {
 		fmt.Fprintf(w, "%s=%s\n", p.Name, p.Value)
@@ -323,18 +311,18 @@ func printOutcome(w io.Writer, s scenarios.Scenario, seed int64, o options, out 
 			fmt.Fprintf(w, "CAUGHT %s: %s\n", o.bug, out.Result.Violations[0].Message)
 			printDir()
 			fmt.Fprintf(w, "replay: %s\n\n", replay)
-			return exitOK
+			return scenarios.ExitOK
 		}
 		fmt.Fprintf(w, "NOT CAUGHT %s (verdict %s)\n", o.bug, out.Result.Verdict)
 		printDir()
 		fmt.Fprintln(w)
-		return exitCorrectness
+		return scenarios.ExitCorrectness
 	}
 	if out.AsExpected {
 		fmt.Fprintf(w, "PASSED (verdict %s as expected)\n", out.Result.Verdict)
 		printDir()
 		fmt.Fprintln(w)
-		return exitOK
+		return scenarios.ExitOK
 	}
 	fmt.Fprintf(w, "UNEXPECTED verdict %s (expected %s)\n", out.Result.Verdict, s.Expect.Verdict)
 	for _, v := range out.Result.Violations {
@@ -342,20 +330,7 @@ func printOutcome(w io.Writer, s scenarios.Scenario, seed int64, o options, out 
 	}
 	printDir()
 	fmt.Fprintf(w, "replay: %s\n\n", replay)
-	return classify(out.Result)
-}
-
-// classify turns an unexpected result into an exit code.
-func classify(r checker.Result) int {
-	if r.Verdict == checker.Unknown {
-		return exitUnknown
-	}
-	for _, v := range r.Violations {
-		if v.Check != checker.CheckLiveness {
-			return exitCorrectness
-		}
-	}
-	return exitLiveness
+	return scenarios.ExitCode(out.Result)
 }
 
 // bugTable measures how many seeds each bug mode's scenario needs to
@@ -365,12 +340,12 @@ func classify(r checker.Result) int {
 func bugTable(t *testing.T, o options, w, diag io.Writer) int {
 	fmt.Fprintln(w, "| bug | scenario | seeds to detection, per sweep | first violation (sweep 1) |")
 	fmt.Fprintln(w, "|---|---|---|---|")
-	code := exitOK
+	code := scenarios.ExitOK
 	for _, bug := range node.Bugs {
 		s, err := scenarios.ByName(scenarios.BugScenarios[bug])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "locksim:", err)
-			return exitCrash
+			return scenarios.ExitCrash
 		}
 		var counts []string
 		first := ""
@@ -396,7 +371,7 @@ func bugTable(t *testing.T, o options, w, diag io.Writer) int {
 			}
 			if found == 0 {
 				counts = append(counts, fmt.Sprintf("not found in %d", o.bugSeedsMax))
-				code = exitCorrectness
+				code = scenarios.ExitCorrectness
 			} else {
 				counts = append(counts, fmt.Sprint(found))
 			}
@@ -421,7 +396,7 @@ func recheck(w io.Writer, dir string) int {
 	res, saved, err := scenarios.Recheck(context.Background(), dir)
 	if err != nil {
 		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	fmt.Fprintf(w, "SEED=%d scenario=%s bug=%s\n", saved.Seed, saved.Scenario, saved.Bug)
 	for _, v := range res.Violations {
@@ -433,7 +408,7 @@ func recheck(w io.Writer, dir string) int {
 	}
 	fmt.Fprintf(w, "verdict %s (%d violations): %s\n", res.Verdict, len(res.Violations), same)
 	if res.Verdict == checker.Success {
-		return exitOK
+		return scenarios.ExitOK
 	}
-	return classify(res)
+	return scenarios.ExitCode(res)
 }

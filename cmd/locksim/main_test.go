@@ -111,7 +111,7 @@ func TestSavedRunPrintsItsDirectory(t *testing.T) {
 		t.Fatalf("parseFlags: %v", err)
 	}
 	var buf bytes.Buffer
-	if code := sweep(t, o, &buf); code != exitOK && code != exitCorrectness {
+	if code := sweep(t, o, &buf); code != scenarios.ExitOK && code != scenarios.ExitCorrectness {
 		t.Fatalf("exit code %d:\n%s", code, buf.String())
 	}
 	dir := scenarios.RunDir(results, "leaderCrash", 1, o.bug)

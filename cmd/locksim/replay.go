@@ -25,13 +25,13 @@ func runReplayed(ctx context.Context, host *wasmhost.Host, o options, r runKey) 
 	base := o.results
 	if base != "" {
 		if err := os.MkdirAll(base, 0o755); err != nil {
-			return guestRun{stdout: fmt.Appendf(nil, "SEED=%d scenario=%s CRASH: %v\n", r.seed, r.scenario, err), code: exitCrash}
+			return guestRun{stdout: fmt.Appendf(nil, "SEED=%d scenario=%s CRASH: %v\n", r.seed, r.scenario, err), code: scenarios.ExitCrash}
 		}
 	}
 	// Inside the results directory, so keeping a report is a rename.
 	scratch, err := os.MkdirTemp(base, ".replay-")
 	if err != nil {
-		return guestRun{stdout: fmt.Appendf(nil, "SEED=%d scenario=%s CRASH: %v\n", r.seed, r.scenario, err), code: exitCrash}
+		return guestRun{stdout: fmt.Appendf(nil, "SEED=%d scenario=%s CRASH: %v\n", r.seed, r.scenario, err), code: scenarios.ExitCrash}
 	}
 	replayDir := func(k int) string { return filepath.Join(scratch, fmt.Sprint(k)) }
 	var first guestRun
@@ -41,7 +41,7 @@ func runReplayed(ctx context.Context, host *wasmhost.Host, o options, r runKey) 
 		ok := o
 		ok.results, ok.persist = replayDir(k), true
 		if err := os.MkdirAll(ok.results, 0o755); err != nil {
-			return guestRun{stdout: fmt.Appendf(nil, "SEED=%d scenario=%s CRASH: %v\n", r.seed, r.scenario, err), code: exitCrash}
+			return guestRun{stdout: fmt.Appendf(nil, "SEED=%d scenario=%s CRASH: %v\n", r.seed, r.scenario, err), code: scenarios.ExitCrash}
 		}
 		g := runGuest(ctx, host, ok, r)
 		if k == 0 {
@@ -78,7 +78,7 @@ func runReplayed(ctx context.Context, host *wasmhost.Host, o options, r runKey) 
 // replay's output naming it (or naming none).
 func keepReplayed(first guestRun, o options, r runKey, scratch, dir0 string, differs bool) []byte {
 	out := bytes.TrimSuffix(first.guestStdout, []byte("\n"))
-	keep := o.results != "" && (first.code != exitOK || o.persist || differs)
+	keep := o.results != "" && (first.code != scenarios.ExitOK || o.persist || differs)
 	if keep {
 		target := scenarios.RunDir(o.results, r.scenario, r.seed, o.bug)
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err == nil {
@@ -106,7 +106,7 @@ func recheckReplay(ctx context.Context, o options, w, diag io.Writer) int {
 	saved, err := loadOutcome(o.check)
 	if err != nil {
 		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	if !saved.Deterministic {
 		fmt.Fprintln(w, "history: saved by a native run; only its verdict can be re-checked (replay with -deterministic to regenerate it)")
@@ -115,25 +115,25 @@ func recheckReplay(ctx context.Context, o options, w, diag io.Writer) int {
 	scratch, err := os.MkdirTemp("", "locksim-check-")
 	if err != nil {
 		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	defer os.RemoveAll(scratch)
 	host, err := newGuestHost(ctx, o, diag)
 	if err != nil {
 		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	replay := o
 	replay.results, replay.persist, replay.bug = scratch, true, saved.Bug
 	g := runGuest(ctx, host, replay, runKey{saved.Scenario, saved.Seed})
-	if g.code == exitCrash {
+	if g.code == scenarios.ExitCrash {
 		_, _ = w.Write(g.stdout)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	same, diffs, err := sameFiles(o.check, scenarios.RunDir(scratch, saved.Scenario, saved.Seed, saved.Bug))
 	if err != nil {
 		fmt.Fprintln(w, "locksim:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	if len(diffs) > 0 {
 		fmt.Fprintf(w, "history: DIFFERS from a fresh deterministic replay: %s\n", strings.Join(diffs, ", "))

@@ -73,5 +73,5 @@ func reportStall(w io.Writer, s scenarios.Scenario, seed int64, o options, virtu
 		}
 	}
 	fmt.Fprintf(w, "replay: %s\n\n", scenarios.ReplayCommand(s.Name, seed, o.bug))
-	return exitLiveness
+	return scenarios.ExitLiveness
 }

@@ -1,8 +1,9 @@
 // Command maelstrom-lockstep is lockstep as a Maelstrom node: it speaks
 // the Maelstrom protocol on stdin/stdout (logs go to stderr only) and
 // serves the lin-kv workload and lockstep's lock workload, each on a
-// hashicorp/raft group whose RPCs travel as Maelstrom messages. See README,
-// "Maelstrom".
+// hashicorp/raft group. Raft's RPCs (core/raftlink) and commands forwarded
+// to a group's leader (core/forward) travel on a core/link made of
+// Maelstrom messages. See README, "Maelstrom".
 //
 //	maelstrom test -w lin-kv --bin ./maelstrom-lockstep --node-count 3 --time-limit 20 --nemesis partition
 package main

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockstep/lockstep/scenarios"
 	"github.com/lockstep/lockstep/scenarios/realnet"
 )
 
@@ -32,7 +33,7 @@ func failover(ctx context.Context, o options, bin string, w io.Writer) int {
 		dir, err := os.MkdirTemp("", "realnet-failover-")
 		if err != nil {
 			fmt.Fprintln(w, "realnet:", err)
-			return exitCrash
+			return scenarios.ExitCrash
 		}
 		res, err := realnet.MeasureFailover(ctx, realnet.FailoverOptions{
 			Bin: bin, Dir: dir, Rounds: o.failover, LockdArgs: strings.Fields(cfg[1]), PartitionHold: 2 * time.Second,
@@ -40,7 +41,7 @@ func failover(ctx context.Context, o options, bin string, w io.Writer) int {
 		_ = os.RemoveAll(dir)
 		if err != nil {
 			fmt.Fprintln(w, "realnet: failover:", err)
-			return exitCrash
+			return scenarios.ExitCrash
 		}
 		flags := cfg[1]
 		if flags == "" {
@@ -57,12 +58,12 @@ func failover(ctx context.Context, o options, bin string, w io.Writer) int {
 	if o.out != "" {
 		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 			fmt.Fprintln(w, "realnet:", err)
-			return exitCrash
+			return scenarios.ExitCrash
 		}
 		if err := os.WriteFile(o.out, []byte("# Failover on real TCP\n\n"+b.String()), 0o644); err != nil {
 			fmt.Fprintln(w, "realnet:", err)
-			return exitCrash
+			return scenarios.ExitCrash
 		}
 	}
-	return exitOK
+	return scenarios.ExitOK
 }

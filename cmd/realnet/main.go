@@ -26,22 +26,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/lockstep/lockstep/checker"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/scenarios"
 	"github.com/lockstep/lockstep/scenarios/realnet"
-)
-
-const (
-	exitOK          = 0
-	exitCrash       = 127
-	exitLiveness    = 128
-	exitCorrectness = 129
-	exitUnknown     = 130
 )
 
 type options struct {
@@ -106,13 +96,10 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.seedLo, o.seedHi = *seed, *seed
 	if *seeds != "" {
-		a, b, ok := strings.Cut(*seeds, "..")
-		lo, err1 := strconv.ParseInt(a, 10, 64)
-		hi, err2 := strconv.ParseInt(b, 10, 64)
-		if !ok || err1 != nil || err2 != nil || hi < lo {
-			return o, fmt.Errorf("-seeds %q: want a..b", *seeds)
+		var err error
+		if o.seedLo, o.seedHi, err = scenarios.ParseSeedRange(*seeds); err != nil {
+			return o, err
 		}
-		o.seedLo, o.seedHi = lo, hi
 	}
 	if !o.list && !o.all && o.scenario == "" && o.failover == 0 {
 		return o, fmt.Errorf("give -scenario NAME, -all, -failover N or -list")
@@ -124,24 +111,24 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	all, err := scenarios.All()
 	if err != nil {
 		fmt.Fprintln(w, "realnet:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	if o.list {
 		for _, s := range all {
 			fmt.Fprintf(w, "%-18s %s\n", s.Name, s.Description)
 		}
-		return exitOK
+		return scenarios.ExitOK
 	}
 	work, err := os.MkdirTemp("", "realnet-bin-")
 	if err != nil {
 		fmt.Fprintln(w, "realnet:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	defer os.RemoveAll(work)
 	bin, err := realnet.BuildLockd(ctx, work, realnet.BuildTags(o.bug != ""))
 	if err != nil {
 		fmt.Fprintln(w, "realnet:", err)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	if o.failover > 0 {
 		return failover(ctx, o, bin, w)
@@ -149,10 +136,10 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	if o.netns {
 		if err := realnet.NetnsSupport(); err != nil {
 			fmt.Fprintf(w, "SKIPPED: -net netns: %v\n", err)
-			return exitOK
+			return scenarios.ExitOK
 		}
 	}
-	code, runs, bad := exitOK, 0, 0
+	code, runs, bad := scenarios.ExitOK, 0, 0
 	for _, s := range all {
 		if !o.all && s.Name != o.scenario {
 			continue
@@ -167,7 +154,7 @@ func run(ctx context.Context, o options, w io.Writer) int {
 		}
 		for seed := o.seedLo; seed <= o.seedHi; seed++ {
 			runs++
-			if c := runOne(ctx, s, seed, o, bin, w); c != exitOK {
+			if c := runOne(ctx, s, seed, o, bin, w); c != scenarios.ExitOK {
 				bad++
 				code = max(code, c)
 			}
@@ -175,7 +162,7 @@ func run(ctx context.Context, o options, w io.Writer) int {
 	}
 	if runs == 0 {
 		fmt.Fprintf(w, "realnet: no scenario %q\n", o.scenario)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	fmt.Fprintf(w, "%d runs, %d not as expected\n", runs, bad)
 	return code
@@ -203,7 +190,7 @@ func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bi
 	}
 	if err != nil || out == nil {
 		fmt.Fprintf(w, "SEED=%d scenario=%s CRASH: %v\nreplay: %s\n\n", seed, s.Name, err, replay)
-		return exitCrash
+		return scenarios.ExitCrash
 	}
 	for _, p := range out.Params {
 		fmt.Fprintf(w, "%s=%s\n", p.Name, p.Value)
@@ -224,7 +211,7 @@ func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bi
 		fmt.Fprintf(w, "NOT CAUGHT %s (verdict %s)\n", o.bug, out.Result.Verdict)
 		dir()
 		fmt.Fprintln(w)
-		return exitCorrectness
+		return scenarios.ExitCorrectness
 	case out.AsExpected:
 		fmt.Fprintf(w, "PASSED (verdict %s as expected)\n", out.Result.Verdict)
 	default:
@@ -237,22 +224,9 @@ func runOne(ctx context.Context, s scenarios.Scenario, seed int64, o options, bi
 		}
 		dir()
 		fmt.Fprintf(w, "replay: %s\n\n", replay)
-		return classify(out.Result)
+		return scenarios.ExitCode(out.Result)
 	}
 	dir()
 	fmt.Fprintf(w, "replay: %s\n\n", replay)
-	return exitOK
-}
-
-// classify turns an unexpected result into an exit code, as locksim does.
-func classify(r checker.Result) int {
-	if r.Verdict == checker.Unknown {
-		return exitUnknown
-	}
-	for _, v := range r.Violations {
-		if v.Check != checker.CheckLiveness {
-			return exitCorrectness
-		}
-	}
-	return exitLiveness
+	return scenarios.ExitOK
 }

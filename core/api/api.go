@@ -33,9 +33,9 @@ const (
 type AcquireRequest struct {
 	Resource  string `json:"resource"`
 	ClientID  string `json:"client_id"`
-	TTL       int64  `json:"ttl"`
+	TTLMs     int64  `json:"ttl"`
 	Mode      Mode   `json:"mode,omitempty"`
-	Wait      int64  `json:"wait,omitempty"`
+	WaitMs    int64  `json:"wait,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
 	Policy    Policy `json:"policy,omitempty"`
 }
@@ -47,12 +47,12 @@ type AcquireResponse struct {
 	Granted       bool   `json:"granted"`
 	LeaseID       string `json:"lease_id,omitempty"`
 	FencingToken  uint64 `json:"fencing_token,omitempty"`
-	ExpiresIn     int64  `json:"expires_in,omitempty"`
+	ExpiresInMs   int64  `json:"expires_in,omitempty"`
 	Mode          Mode   `json:"mode,omitempty"`
 	QueuePosition int    `json:"queue_position,omitempty"`
-	// LogTime is the state machine's log time (ms) at which the answer was
+	// LogTimeMs is the state machine's log time (ms) at which the answer was
 	// decided; checkers use it to judge expiry.
-	LogTime int64 `json:"log_time"`
+	LogTimeMs int64 `json:"log_time"`
 }
 
 // AcquireManyRequest is the body of POST /lock/acquire_many: every
@@ -61,9 +61,9 @@ type AcquireResponse struct {
 type AcquireManyRequest struct {
 	Resources []string `json:"resources"`
 	ClientID  string   `json:"client_id"`
-	TTL       int64    `json:"ttl"`
+	TTLMs     int64    `json:"ttl"`
 	Mode      Mode     `json:"mode,omitempty"`
-	Wait      int64    `json:"wait,omitempty"`
+	WaitMs    int64    `json:"wait,omitempty"`
 	RequestID string   `json:"request_id,omitempty"`
 	Policy    Policy   `json:"policy,omitempty"`
 	Order     Order    `json:"order,omitempty"`
@@ -98,7 +98,7 @@ type ManyLease struct {
 	Resource     string `json:"resource"`
 	LeaseID      string `json:"lease_id"`
 	FencingToken uint64 `json:"fencing_token"`
-	ExpiresIn    int64  `json:"expires_in"`
+	ExpiresInMs  int64  `json:"expires_in"`
 }
 
 // AcquireManyResponse is the 200 reply of POST /lock/acquire_many. Granted
@@ -111,9 +111,9 @@ type AcquireManyResponse struct {
 	Leases        []ManyLease `json:"leases"`
 	Blocked       string      `json:"blocked,omitempty"`
 	QueuePosition int         `json:"queue_position,omitempty"`
-	// LogTime is the log time (ms) the answer was decided at; for a
+	// LogTimeMs is the log time (ms) the answer was decided at; for a
 	// canonical request, that of the last shard it asked.
-	LogTime int64 `json:"log_time"`
+	LogTimeMs int64 `json:"log_time"`
 }
 
 // ReleaseRequest is the body of POST /lock/release.
@@ -124,22 +124,22 @@ type ReleaseRequest struct {
 
 // ReleaseResponse is the 200 reply of POST /lock/release.
 type ReleaseResponse struct {
-	Released bool  `json:"released"`
-	LogTime  int64 `json:"log_time"`
+	Released  bool  `json:"released"`
+	LogTimeMs int64 `json:"log_time"`
 }
 
 // RenewRequest is the body of POST /lock/renew. TTL 0 reuses the lease's TTL.
 type RenewRequest struct {
 	Resource string `json:"resource"`
 	LeaseID  string `json:"lease_id"`
-	TTL      int64  `json:"ttl,omitempty"`
+	TTLMs    int64  `json:"ttl,omitempty"`
 }
 
 // RenewResponse is the 200 reply of POST /lock/renew.
 type RenewResponse struct {
-	ExpiresIn    int64  `json:"expires_in"`
+	ExpiresInMs  int64  `json:"expires_in"`
 	FencingToken uint64 `json:"fencing_token"`
-	LogTime      int64  `json:"log_time"`
+	LogTimeMs    int64  `json:"log_time"`
 }
 
 // Holder is one current holder in a StatusResponse. It carries a
@@ -153,7 +153,7 @@ type Holder struct {
 	LeaseFingerprint string `json:"lease_fingerprint"`
 	Mode             Mode   `json:"mode"`
 	FencingToken     uint64 `json:"fencing_token"`
-	ExpiresIn        int64  `json:"expires_in"`
+	ExpiresInMs      int64  `json:"expires_in"`
 }
 
 // LeaseFingerprint returns the first 8 hex digits of the SHA-256 of leaseID
@@ -172,10 +172,10 @@ type Waiter struct {
 
 // StatusResponse is the reply of GET /lock/status?resource=R.
 type StatusResponse struct {
-	Resource string   `json:"resource"`
-	Holders  []Holder `json:"holders"`
-	Queue    []Waiter `json:"queue"`
-	LogTime  int64    `json:"log_time"`
+	Resource  string   `json:"resource"`
+	Holders   []Holder `json:"holders"`
+	Queue     []Waiter `json:"queue"`
+	LogTimeMs int64    `json:"log_time"`
 	// CaughtUp is set on stale replies only: true once the member answering
 	// caught up with its shard's leader since it started and still hears
 	// from a leader; false means this view may be far behind (a restarted
@@ -192,7 +192,7 @@ type FenceResponse struct {
 	// granted on R: the state machine keeps no per-resource mark, so once
 	// the last holder is gone it is 0 again.
 	HolderTokenMax uint64 `json:"holder_token_max"`
-	LogTime        int64  `json:"log_time"`
+	LogTimeMs      int64  `json:"log_time"`
 }
 
 // Node is one member in a ClusterResponse.

@@ -42,8 +42,8 @@ type WatchEvent struct {
 	Mode             Mode   `json:"mode"`
 	// FencingToken is set on grant, release and expire.
 	FencingToken uint64 `json:"fencing_token,omitempty"`
-	// LogTime is the log time (ms) of the entry.
-	LogTime int64 `json:"log_time"`
+	// LogTimeMs is the log time (ms) of the entry.
+	LogTimeMs int64 `json:"log_time"`
 }
 
 // WatchMessage is one line of a watch stream: first a header with Start,

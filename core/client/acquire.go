@@ -91,9 +91,9 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 			body: api.AcquireRequest{
 				Resource:  resource,
 				ClientID:  c.clientID,
-				TTL:       opts.TTL.Milliseconds(),
+				TTLMs:     opts.TTL.Milliseconds(),
 				Mode:      opts.Mode,
-				Wait:      waitLeft.Milliseconds(),
+				WaitMs:    waitLeft.Milliseconds(),
 				RequestID: requestID,
 				Policy:    opts.Policy,
 			},
@@ -114,8 +114,8 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 	}
 	// A missing expires_in (0) only means the validity is unknown; the
 	// confirming renew below settles it.
-	if resp.LeaseID == "" || resp.ExpiresIn < 0 {
-		return nil, fmt.Errorf("lockstep: acquire %q: malformed grant (lease %q, expires_in %dms)", resource, resp.LeaseID, resp.ExpiresIn)
+	if resp.LeaseID == "" || resp.ExpiresInMs < 0 {
+		return nil, fmt.Errorf("lockstep: acquire %q: malformed grant (lease %q, expires_in %dms)", resource, resp.LeaseID, resp.ExpiresInMs)
 	}
 	g := leaseGrant{
 		resource:  resource,
@@ -124,11 +124,11 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 		token:     resp.FencingToken,
 		ttl:       opts.TTL,
 		validFrom: sent,
-		granted:   msDuration(resp.ExpiresIn),
+		granted:   msDuration(resp.ExpiresInMs),
 		keepAlive: opts.KeepAlive,
 		ctx:       ctx,
 	}
-	g.validUntil = c.validUntil(sent, resp.ExpiresIn)
+	g.validUntil = c.validUntil(sent, resp.ExpiresInMs)
 	// Under TTL/2 left, a keep-alive would already be due and a caller
 	// without one would get a lease that is (nearly) over: renew first.
 	if g.validUntil.Sub(c.now()) < opts.TTL/2 {
@@ -150,8 +150,8 @@ func (c *Client) confirm(ctx context.Context, g leaseGrant) (leaseGrant, error) 
 	resp, sent, err := c.renew(ctx, g.resource, g.id, 0)
 	switch {
 	case err == nil:
-		g.validFrom, g.granted = sent, msDuration(resp.ExpiresIn)
-		g.validUntil = c.validUntil(sent, resp.ExpiresIn)
+		g.validFrom, g.granted = sent, msDuration(resp.ExpiresInMs)
+		g.validUntil = c.validUntil(sent, resp.ExpiresInMs)
 		g.token = cmp.Or(resp.FencingToken, g.token)
 	case errors.Is(err, ErrNotHolder):
 		return g, fmt.Errorf("granted lease %s lost before use: %w", g.id, err)

@@ -204,7 +204,7 @@ func TestAcquireRetrySendsRemainingWait(t *testing.T) {
 		if len(bodies) != 2 {
 			t.Fatalf("%d acquire calls, want 2", len(bodies))
 		}
-		first, retry := bodies[0].Wait, bodies[1].Wait
+		first, retry := bodies[0].WaitMs, bodies[1].WaitMs
 		if first != 10_000 || retry > 7_000 || retry < 7_000-backoffMax.Milliseconds() {
 			t.Errorf("waits sent %dms then %dms, want 10000 then about 7000", first, retry)
 		}
@@ -295,7 +295,7 @@ func TestAcquireSharedMode(t *testing.T) {
 		t.Errorf("lease mode %q resource %q", l.Mode(), l.Resource())
 	}
 	b := fs.acquireBodies()[0]
-	if b.TTL != 1500 || b.Mode != api.Shared || b.Policy != api.Throughput || b.Wait != 0 {
+	if b.TTLMs != 1500 || b.Mode != api.Shared || b.Policy != api.Throughput || b.WaitMs != 0 {
 		t.Errorf("request body %+v", b)
 	}
 }

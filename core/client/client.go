@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockstep/lockstep/core/shardmap"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -35,6 +37,10 @@ const (
 	defaultMarginMax = time.Second
 	// maxEndpoints bounds the endpoint list (a cluster is a handful of nodes).
 	maxEndpoints = 64
+	// routesMaxAge is how old the shard map may get before a call fetches
+	// it again: leaders move without any request failing, and the client
+	// runs no periodic refresh.
+	routesMaxAge = 2 * time.Second
 )
 
 // Config configures a Client. Zero fields take the documented defaults.
@@ -105,9 +111,9 @@ type Client struct {
 	// preferred is the index of the endpoint that answered last; calls start
 	// there so a dead node is skipped once, not on every call.
 	preferred atomic.Uint32
-	// routes caches the shard map, to send requests to shard leaders.
-	routes  routes
-	routing bool
+	// routes caches the shard map, to send each request to its shard's
+	// leader first (no forward hop), and picks each attempt's endpoint.
+	routes *shardmap.Cache
 	// token is Config.Token.
 	token string
 	// bg is the background work Close stops (close.go).
@@ -141,7 +147,6 @@ func New(cfg Config) (*Client, error) {
 		safetyMargin:   cfg.SafetyMargin,
 		now:            cfg.Now,
 		log:            cfg.Logger,
-		routing:        !cfg.DisableShardRouting,
 		token:          cfg.Token,
 	}
 	if c.backoff.max < c.backoff.base {
@@ -164,6 +169,14 @@ func New(cfg Config) (*Client, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	c.log = c.log.With("client_id", c.clientID)
+	rc := shardmap.DefaultConfig()
+	rc.Seeds, rc.MaxAge, rc.Logger = endpoints, routesMaxAge, c.log
+	if !cfg.DisableShardRouting {
+		rc.Fetch = c.fetchView
+	}
+	if c.routes, err = shardmap.New(rc); err != nil {
+		return nil, fmt.Errorf("lockstep: %w", err)
+	}
 	c.bg.closing, c.bg.close = context.WithCancel(context.Background())
 	return c, nil
 }

@@ -20,12 +20,13 @@ func (c *Client) Close() error {
 	c.bg.close()
 	c.bg.mu.Unlock()
 	c.bg.wg.Wait()
+	c.routes.Close()
 	c.http.CloseIdleConnections()
 	return nil
 }
 
-// background tracks what a Client runs on its own (keep-alives, map
-// fetches), so Close can stop it and wait for it.
+// background tracks the keep-alives a Client runs on its own, so Close
+// can stop them and wait for them (its shard map cache stops its own).
 type background struct {
 	// closing is done once Close was called; close cancels it, under mu.
 	closing context.Context

@@ -147,7 +147,7 @@ func (s *fakeServer) handle(r *http.Request, body []byte) (int, any) {
 	switch r.URL.Path {
 	case api.PathAcquire:
 		var req api.AcquireRequest
-		if err := json.Unmarshal(body, &req); err != nil || req.Resource == "" || req.TTL <= 0 {
+		if err := json.Unmarshal(body, &req); err != nil || req.Resource == "" || req.TTLMs <= 0 {
 			return errReply(api.CodeInvalidArgument, "bad acquire")
 		}
 		return s.acquire(r.Context(), req)
@@ -188,7 +188,7 @@ func (s *fakeServer) acquire(ctx context.Context, req api.AcquireRequest) (int, 
 		switch {
 		case grantable(lock, req.Mode, true):
 			s.grantLocked(lock, fr)
-		case req.Wait == 0:
+		case req.WaitMs == 0:
 			s.settleLocked(fr, api.AcquireResponse{Granted: false})
 		default:
 			lock.queue = append(lock.queue, fr)
@@ -200,7 +200,7 @@ func (s *fakeServer) acquire(ctx context.Context, req api.AcquireRequest) (int, 
 	// A retry of a queued request waits with its own (remaining) wait.
 	select {
 	case <-fr.done:
-	case <-time.After(time.Duration(req.Wait) * time.Millisecond):
+	case <-time.After(time.Duration(req.WaitMs) * time.Millisecond):
 	case <-ctx.Done():
 		s.mu.Lock()
 		if !fr.settled && s.unqueueLocked(fr) >= 0 {
@@ -280,10 +280,10 @@ func (s *fakeServer) grantLocked(lock *fakeLock, fr *fakeRequest) {
 	if mode == "" {
 		mode = api.Exclusive
 	}
-	ttl := time.Duration(fr.req.TTL) * time.Millisecond
+	ttl := time.Duration(fr.req.TTLMs) * time.Millisecond
 	id := fmt.Sprintf("lease-%d", s.nextToken)
 	lock.holders[id] = &fakeHolder{clientID: fr.req.ClientID, mode: mode, token: s.nextToken, ttl: ttl, expires: time.Now().Add(ttl)}
-	s.settleLocked(fr, api.AcquireResponse{Granted: true, LeaseID: id, FencingToken: s.nextToken, ExpiresIn: fr.req.TTL, Mode: mode})
+	s.settleLocked(fr, api.AcquireResponse{Granted: true, LeaseID: id, FencingToken: s.nextToken, ExpiresInMs: fr.req.TTLMs, Mode: mode})
 }
 
 func (s *fakeServer) settleLocked(fr *fakeRequest, resp api.AcquireResponse) {
@@ -322,13 +322,13 @@ func (s *fakeServer) renew(req api.RenewRequest) (int, any) {
 	if !ok {
 		return errReply(api.CodeNotHolder, "no such lease")
 	}
-	if req.TTL > 0 {
-		h.ttl = time.Duration(req.TTL) * time.Millisecond
+	if req.TTLMs > 0 {
+		h.ttl = time.Duration(req.TTLMs) * time.Millisecond
 	}
 	now := time.Now()
 	h.expires = now.Add(h.ttl)
 	s.renewedAt = append(s.renewedAt, now)
-	return http.StatusOK, api.RenewResponse{ExpiresIn: h.ttl.Milliseconds(), FencingToken: h.token}
+	return http.StatusOK, api.RenewResponse{ExpiresInMs: h.ttl.Milliseconds(), FencingToken: h.token}
 }
 
 func (s *fakeServer) status(resource string) api.StatusResponse {
@@ -340,7 +340,7 @@ func (s *fakeServer) status(resource string) api.StatusResponse {
 	for id, h := range lock.holders {
 		out.Holders = append(out.Holders, api.Holder{
 			ClientID: h.clientID, LeaseFingerprint: api.LeaseFingerprint(id), Mode: h.mode, FencingToken: h.token,
-			ExpiresIn: h.expires.Sub(now).Milliseconds(),
+			ExpiresInMs: h.expires.Sub(now).Milliseconds(),
 		})
 	}
 	for _, w := range lock.queue {

@@ -233,8 +233,8 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 	if l.released {
 		return ErrReleased
 	}
-	l.validUntil = l.c.validUntil(sent, resp.ExpiresIn)
-	l.validFrom, l.granted = sent, msDuration(resp.ExpiresIn)
+	l.validUntil = l.c.validUntil(sent, resp.ExpiresInMs)
+	l.validFrom, l.granted = sent, msDuration(resp.ExpiresInMs)
 	l.token = cmp.Or(resp.FencingToken, l.token)
 	l.ttl = cmp.Or(ttl, l.ttl)
 	l.lastRenewErr = nil
@@ -261,7 +261,7 @@ func (c *Client) renew(ctx context.Context, resource, id string, ttl time.Durati
 	req := request{
 		method:  http.MethodPost,
 		path:    api.PathRenew,
-		body:    api.RenewRequest{Resource: resource, LeaseID: id, TTL: ttl.Milliseconds()},
+		body:    api.RenewRequest{Resource: resource, LeaseID: id, TTLMs: ttl.Milliseconds()},
 		timeout: c.attemptTimeout,
 	}
 	resp, err := call[api.RenewResponse](ctx, c, "renew", resource, req)

@@ -47,8 +47,8 @@ func (c *Client) AcquireMany(ctx context.Context, resources []string, opts Acqui
 			method: http.MethodPost,
 			path:   api.PathAcquireMany,
 			body: api.AcquireManyRequest{
-				Resources: resources, ClientID: c.clientID, TTL: opts.TTL.Milliseconds(), Mode: opts.Mode,
-				Wait: waitLeft.Milliseconds(), RequestID: requestID, Policy: opts.Policy, Order: opts.Order,
+				Resources: resources, ClientID: c.clientID, TTLMs: opts.TTL.Milliseconds(), Mode: opts.Mode,
+				WaitMs: waitLeft.Milliseconds(), RequestID: requestID, Policy: opts.Policy, Order: opts.Order,
 			},
 			timeout: waitLeft + c.attemptTimeout,
 		}
@@ -70,15 +70,15 @@ func (c *Client) AcquireMany(ctx context.Context, resources []string, opts Acqui
 	}
 	leases := make([]*Lease, 0, len(resources))
 	for i, l := range resp.Leases {
-		if l.Resource != resources[i] || l.LeaseID == "" || l.ExpiresIn < 0 {
+		if l.Resource != resources[i] || l.LeaseID == "" || l.ExpiresInMs < 0 {
 			err = fmt.Errorf("lockstep: acquire_many %q: malformed lease %d %+v", resources, i, l)
 			break
 		}
 		g := leaseGrant{
 			resource: l.Resource, id: l.LeaseID, mode: cmp.Or(opts.Mode, api.Exclusive), token: l.FencingToken,
-			ttl: opts.TTL, validFrom: sent, granted: msDuration(l.ExpiresIn), keepAlive: opts.KeepAlive, ctx: ctx,
+			ttl: opts.TTL, validFrom: sent, granted: msDuration(l.ExpiresInMs), keepAlive: opts.KeepAlive, ctx: ctx,
 		}
-		g.validUntil = c.validUntil(sent, l.ExpiresIn)
+		g.validUntil = c.validUntil(sent, l.ExpiresInMs)
 		if g.validUntil.Sub(c.now()) < opts.TTL/2 {
 			if g, err = c.confirm(ctx, g); err != nil {
 				err = fmt.Errorf("lockstep: acquire_many %q: %w", resources, err)

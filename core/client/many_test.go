@@ -27,7 +27,11 @@ func realServer(t *testing.T, shards int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(server.New(svc, server.Config{}).Handler())
+	srv, err := server.New(svc, server.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts.URL
 }

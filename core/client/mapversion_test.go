@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/shardmap"
 )
 
 // mapMember is a fake member of a one-shard cluster: /cluster shows its map
@@ -85,7 +86,9 @@ func routedClient(t *testing.T, m *mapMember) (*Client, context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	c.fetchRoutes(ctx)
+	if err := c.routes.Refresh(ctx, c.routes.Generation()); err != nil {
+		t.Fatal(err)
+	}
 	return c, ctx
 }
 
@@ -102,7 +105,7 @@ func TestClientRefreshesOnNewerMapVersion(t *testing.T) {
 	a.set(1, b)
 	b.set(1, b)
 	c, ctx := routedClient(t, a)
-	if m := c.routes.current.Load(); m == nil || m.version != 1 || m.leaders[0] != b.srv.URL {
+	if m := c.routes.Map(); m == nil || m.Version != 1 || m.Leaders[0] != b.srv.URL {
 		t.Fatalf("initial map %+v, want version 1 led by %s", m, b.srv.URL)
 	}
 
@@ -113,9 +116,9 @@ func TestClientRefreshesOnNewerMapVersion(t *testing.T) {
 	if b.statusCalls() != 1 {
 		t.Fatalf("status went to %d/%d/%d of a/b/c, want b", a.statusCalls(), b.statusCalls(), cm.statusCalls())
 	}
-	for m := c.routes.current.Load(); m.version != 2; m = c.routes.current.Load() {
+	for m := c.routes.Map(); m.Version != 2; m = c.routes.Map() {
 		if ctx.Err() != nil {
-			t.Fatalf("client still routes by map version %d after a reply named 2", m.version)
+			t.Fatalf("client still routes by map version %d after a reply named 2", m.Version)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -128,7 +131,7 @@ func TestClientRefreshesOnNewerMapVersion(t *testing.T) {
 }
 
 // TestClientAsksForAVersionOncePerGap: goal — replies naming a newer map
-// version that no member shows yet start at most one fetch per routesGap,
+// version that no member shows yet start at most one fetch per map gap,
 // not one per reply. Method: the only member's status replies say version
 // 2 while its /cluster stays at 1; 30 status calls; the fetches they cause
 // are bounded by the time they took.
@@ -148,8 +151,8 @@ func TestClientAsksForAVersionOncePerGap(t *testing.T) {
 		time.Sleep(time.Millisecond) // let a started fetch run
 	}
 	took := time.Since(start)
-	// One fetch per routesGap, plus one in flight at each end.
-	limit := 2 + int(took/routesGap)
+	// One fetch per gap, plus one in flight at each end.
+	limit := 2 + int(took/shardmap.DefaultConfig().Gap)
 	if _, after := a.counts(); after-before < 1 || after-before > limit {
 		t.Fatalf("30 replies naming version 2 in %v caused %d map fetches, want 1..%d", took, after-before, limit)
 	}

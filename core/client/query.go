@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/lockstep/lockstep/core/api"
 )
@@ -36,4 +37,22 @@ func (c *Client) Cluster(ctx context.Context) (*api.ClusterResponse, error) {
 		return nil, fmt.Errorf("lockstep: cluster: %w", err)
 	}
 	return &out, nil
+}
+
+// fetchView asks endpoint for its own view of the shard map (local=true:
+// it then never asks its leader), the shard leaders qualified with
+// endpoint's scheme, since the client routes by base URLs.
+func (c *Client) fetchView(ctx context.Context, endpoint string) (api.ClusterResponse, error) {
+	var view api.ClusterResponse
+	req := request{method: http.MethodGet, path: api.PathCluster, query: url.Values{"local": {"true"}}, timeout: c.attemptTimeout}
+	if err := c.roundTrip(ctx, endpoint, req, &view); err != nil {
+		return view, err
+	}
+	scheme, _, _ := strings.Cut(endpoint, "://")
+	for i, sh := range view.Shards {
+		if sh.LeaderHTTP != "" {
+			view.Shards[i].LeaderHTTP = scheme + "://" + sh.LeaderHTTP
+		}
+	}
+	return view, nil
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/lockstep/lockstep/core/ctxtime"
 )
@@ -11,9 +12,10 @@ import (
 type attemptFunc func(ctx context.Context, endpoint string) error
 
 // retry runs attempt until it succeeds, fails with a 4xx, ctx ends, the
-// client is closed or MaxAttempts is used up, asking the endpoint next
-// picks each time. A failed leader attempt refreshes the map. Callers make
-// attempts idempotent (request ids).
+// client is closed or MaxAttempts is used up, asking the endpoint the
+// shard map's picker chooses each time (the shard's leader first, from
+// the endpoint that answered last on). A failed leader attempt refreshes
+// the map. Callers make attempts idempotent (request ids).
 func (c *Client) retry(ctx context.Context, op, resource string, attempt attemptFunc) error {
 	if err := c.closedErr(); err != nil {
 		return err
@@ -21,18 +23,17 @@ func (c *Client) retry(ctx context.Context, op, resource string, attempt attempt
 	ctx, stop := c.closable(ctx)
 	defer stop()
 	var last error
-	p := picker{endpoints: c.endpoints, start: int(c.preferred.Load()), failedAt: make(map[string]int, len(c.endpoints))}
+	p := c.routes.Picker(resource, int(c.preferred.Load()))
 	for i := range c.maxAttempts {
 		if i > 0 {
 			if ctxtime.Sleep(ctx, c.backoff.delay(i-1)) != nil {
 				return fmt.Errorf("%w (last error: %w)", c.ctxErr(ctx), last)
 			}
 		}
-		leader := c.leaderURL(resource)
-		target, idx := p.next(leader)
+		target, leader := p.Next()
 		err := attempt(ctx, target)
 		if err == nil {
-			if idx >= 0 {
+			if idx := slices.Index(c.endpoints, target); idx >= 0 {
 				c.preferred.Store(uint32(idx))
 			}
 			return nil
@@ -43,54 +44,14 @@ func (c *Client) retry(ctx context.Context, op, resource string, attempt attempt
 		if !retryable(err) {
 			return err
 		}
-		p.failedAt[target] = i
-		if target == leader {
-			c.refreshRoutes()
+		p.Failed(target)
+		if leader {
+			c.routes.Kick()
 		}
 		last = err
 		c.log.Debug("lockstep: attempt failed", "op", op, "attempt", i+1, "endpoint", target, "err", err)
 	}
 	return fmt.Errorf("giving up after %d attempts: %w", c.maxAttempts, last)
-}
-
-// picker chooses the endpoint of each attempt of one call.
-type picker struct {
-	endpoints []string
-	// start is the endpoint that answered the client last; the rotation
-	// begins there, so a dead node is skipped once, not on every call.
-	start int
-	// turn is how far the rotation has gone from start.
-	turn int
-	// failedAt is the attempt in which an endpoint (or leader) last
-	// failed this call.
-	failedAt map[string]int
-}
-
-// next returns the endpoint to ask and its index in endpoints (-1 for a
-// leader URL). The shard's leader goes first when the map names one that
-// has not failed this call; then the endpoints in turn that have not; once
-// every endpoint has failed, the one that failed longest ago. A failed
-// member is thus never asked again before one that failed earlier, and a
-// cached leader hint (refreshed in the background, so often naming a
-// member that just died: followers name a dead leader until their election
-// timeout) never beats a member that failed longer ago.
-func (p *picker) next(leader string) (string, int) {
-	if _, failed := p.failedAt[leader]; leader != "" && !failed {
-		return leader, -1
-	}
-	oldest := -1
-	for range p.endpoints {
-		idx := (p.start + p.turn) % len(p.endpoints)
-		p.turn++
-		at, failed := p.failedAt[p.endpoints[idx]]
-		if !failed {
-			return p.endpoints[idx], idx
-		}
-		if oldest < 0 || at < p.failedAt[p.endpoints[oldest]] {
-			oldest = idx
-		}
-	}
-	return p.endpoints[oldest], oldest
 }
 
 // call runs the idempotent request req (for resource, "" for none) with retries and returns the reply

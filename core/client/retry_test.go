@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/lockstep/lockstep/core/api"
 )
 
 // failingTransport refuses every request at once (the shard map fetch a
@@ -35,7 +37,7 @@ func TestRetryAsksNoFailedEndpointTwiceWhileAnotherRemains(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.routes.current.Store(&routeMap{version: 1, leaders: []string{b}, fetched: time.Now()})
+		c.routes.Update(api.ClusterResponse{MapVersion: 1, Shards: []api.Shard{{ID: 1, LeaderHTTP: b}}})
 		return c
 	}
 	serverDown := &APIError{Status: http.StatusServiceUnavailable, Code: "unavailable"}
@@ -116,7 +118,7 @@ func TestRetryAsksTheLongestFailedFirst(t *testing.T) {
 				t.Fatal(err)
 			}
 			publish := func() {
-				c.routes.current.Store(&routeMap{version: 1, leaders: []string{tc.leader}, fetched: time.Now()})
+				c.routes.Update(api.ClusterResponse{MapVersion: 1, Shards: []api.Shard{{ID: 1, LeaderHTTP: tc.leader}}})
 			}
 			if tc.leader != "" && tc.mapFrom == 0 {
 				publish()

@@ -60,7 +60,7 @@ func (c *Client) roundTrip(ctx context.Context, endpoint string, req request, ou
 	}
 	defer resp.Body.Close()
 	if req.path != api.PathCluster { // a map fetch reads the version from the body
-		c.noticeMapVersion(endpoint, resp.Header)
+		c.routes.Notice(endpoint, resp.Header)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
 	if err != nil {

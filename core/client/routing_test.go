@@ -111,8 +111,8 @@ func TestClientRoutesToShardLeaders(t *testing.T) {
 	defer cancel()
 	// Wait until every shard has a leader and the map names all of them.
 	for {
-		c.fetchRoutes(ctx)
-		m := c.routes.current.Load()
+		_ = c.routes.Refresh(ctx, c.routes.Generation())
+		m := c.routes.Map()
 		if completeRoutes(c) && shardLeader(members, 1, -1) >= 0 && shardLeader(members, 2, -1) >= 0 && shardLeader(members, 3, -1) >= 0 {
 			break
 		}
@@ -137,7 +137,7 @@ func TestClientRoutesToShardLeaders(t *testing.T) {
 			t.Fatal("leaders did not settle off the first endpoint")
 		}
 		time.Sleep(50 * time.Millisecond)
-		c.fetchRoutes(ctx)
+		_ = c.routes.Refresh(ctx, c.routes.Generation())
 	}
 	resources := map[int]string{}
 	for i := 0; len(resources) < 3; i++ {
@@ -175,20 +175,20 @@ func TestClientRoutesToShardLeaders(t *testing.T) {
 
 // completeRoutes tells whether c's map names a leader for each of 3 shards.
 func completeRoutes(c *Client) bool {
-	m := c.routes.current.Load()
-	return m != nil && len(m.leaders) == 3 && !slices.Contains(m.leaders, "")
+	m := c.routes.Map()
+	return m != nil && len(m.Leaders) == 3 && !slices.Contains(m.Leaders, "")
 }
 
 // currentRoutes tells whether c's map names each of 3 shards' leader as
 // the members see it now.
 func currentRoutes(c *Client, peers []node.Peer, members []*lockd.Member) bool {
-	m := c.routes.current.Load()
-	if m == nil || len(m.leaders) != 3 {
+	m := c.routes.Map()
+	if m == nil || len(m.Leaders) != 3 {
 		return false
 	}
 	for s := 1; s <= 3; s++ {
 		i := shardLeader(members, s, -1)
-		if i < 0 || m.leaders[s-1] != "http://"+peers[i].HTTPAddr {
+		if i < 0 || m.Leaders[s-1] != "http://"+peers[i].HTTPAddr {
 			return false
 		}
 	}

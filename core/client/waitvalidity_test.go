@@ -246,7 +246,7 @@ func TestAcquireUnknownValidityRenewsAtOnce(t *testing.T) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
 				t.Errorf("decode fake reply: %v", err)
 			}
-			resp.ExpiresIn = 0
+			resp.ExpiresInMs = 0
 			writeJSON(w, rec.Code, resp)
 		})
 		c := newTestClient(t, Config{Endpoints: []string{"http://fake.invalid"}, HTTPClient: &http.Client{Transport: handlerTransport{strip}}})

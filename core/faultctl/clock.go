@@ -2,38 +2,27 @@ package faultctl
 
 import (
 	"fmt"
-	"sync"
 	"time"
+
+	"github.com/lockstep/lockstep/core/driftclock"
+	"github.com/lockstep/lockstep/core/node"
 )
 
 // Clock is a node's monotonic clock under test control: a reading since
-// process start, moved by an offset, a rate (drift) and forward jumps. It
-// satisfies node.Clock and is safe for concurrent use.
-//
-//	reading = offset + anchorRead + rate × (time.Since(anchorWall))
-//
-// A rate change re-anchors, so the reading stays continuous across it.
+// process start, moved by an offset, a rate (drift) and forward jumps
+// (driftclock), within the bounds a real process could see. It is safe
+// for concurrent use.
 type Clock struct {
-	mu         sync.Mutex
-	anchorWall time.Time
-	anchorRead time.Duration
-	rate       float64
-	offset     time.Duration
+	drift *driftclock.Clock
 }
+
+var _ node.Clock = (*Clock)(nil)
 
 // NewClock returns a clock reading 0 now at rate 1.
-func NewClock() *Clock { return &Clock{anchorWall: time.Now(), rate: 1} }
+func NewClock() *Clock { return &Clock{drift: driftclock.New(0, 1)} }
 
 // Now returns the current reading.
-func (c *Clock) Now() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.offset + c.scaledLocked(time.Now())
-}
-
-func (c *Clock) scaledLocked(now time.Time) time.Duration {
-	return c.anchorRead + time.Duration(c.rate*float64(now.Sub(c.anchorWall)))
-}
+func (c *Clock) Now() time.Duration { return c.drift.Now() }
 
 // SetRate makes the reading advance rate seconds per real second from now
 // on; rate must be positive (a monotonic clock never stops or runs back).
@@ -41,21 +30,12 @@ func (c *Clock) SetRate(rate float64) error {
 	if !(rate > 0) || rate > 100 {
 		return fmt.Errorf("faultctl: clock rate %v must be in (0, 100]", rate)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now()
-	c.anchorRead = c.scaledLocked(now)
-	c.anchorWall = now
-	c.rate = rate
+	c.drift.SetRate(rate)
 	return nil
 }
 
 // SetOffset sets the constant added to the reading.
-func (c *Clock) SetOffset(offset time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset = offset
-}
+func (c *Clock) SetOffset(offset time.Duration) { c.drift.SetOffset(offset) }
 
 // Jump moves the reading forward by d at once (a VM resumed with a clock
 // step); d must not be negative.
@@ -63,8 +43,6 @@ func (c *Clock) Jump(d time.Duration) error {
 	if d < 0 {
 		return fmt.Errorf("faultctl: clock jump %s must not be negative", d)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset += d
+	c.drift.Jump(d)
 	return nil
 }

@@ -99,7 +99,7 @@ func (w *TraceWriter) write(r Record) {
 }
 
 // GroupTrace writes the records of one lock shard's replica: its hooks
-// are node.Config.OnEvent, OnApply and OnWake.
+// are node.Hooks.OnEvent, OnApply and OnWake.
 type GroupTrace struct {
 	w     *TraceWriter
 	group uint64

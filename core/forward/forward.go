@@ -88,6 +88,7 @@ type GroupForwarder struct {
 }
 
 var (
+	_ ReadIndexGroup   = (*node.Node)(nil)
 	_ node.Forwarder   = (*GroupForwarder)(nil)
 	_ node.ReadIndexer = (*GroupForwarder)(nil)
 )

@@ -19,6 +19,8 @@ type pipe struct {
 	fail     error
 }
 
+var _ link.Link = (*pipe)(nil)
+
 func newPipes(addrs ...string) map[string]*pipe {
 	all := make(map[string]*pipe)
 	for _, a := range addrs {
@@ -51,6 +53,8 @@ type group struct {
 	got   [][]byte
 	ri    node.ReadIndex
 }
+
+var _ ReadIndexGroup = (*group)(nil)
 
 func (g *group) ServeForward(_ context.Context, cmd []byte) ([]byte, error) {
 	g.got = append(g.got, append([]byte(nil), cmd...))

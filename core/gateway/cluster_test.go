@@ -20,6 +20,7 @@ import (
 	"github.com/lockstep/lockstep/core/loopback"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/placement"
+	"github.com/lockstep/lockstep/core/shardmap"
 )
 
 // testShards is the lock shard count of every test cluster.
@@ -166,17 +167,17 @@ func startGateway(t *testing.T, join []string, refresh time.Duration) *Gateway {
 
 // waitLeaders waits until g's map names a leader for every shard, asking
 // for refreshes itself.
-func waitLeaders(t *testing.T, g *Gateway) *shardMap {
+func waitLeaders(t *testing.T, g *Gateway) *shardmap.Map {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if m := g.current.Load(); m != nil && len(m.leaders) == testShards && !slices.Contains(m.leaders, "") {
+		if m := g.routes.Map(); m != nil && len(m.Leaders) == testShards && !slices.Contains(m.Leaders, "") {
 			return m
 		}
-		_ = g.refresh(context.Background(), g.generation.Load())
+		_ = g.routes.Refresh(context.Background(), g.routes.Generation())
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("gateway map has no leader for every shard: %+v", g.current.Load())
+	t.Fatalf("gateway map has no leader for every shard: %+v", g.routes.Map())
 	return nil
 }
 

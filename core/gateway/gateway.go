@@ -9,8 +9,10 @@ package gateway
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/shardmap"
 	"github.com/lockstep/lockstep/core/tracing"
 )
 
@@ -104,21 +107,9 @@ type Gateway struct {
 	scheme  string
 	metrics *metrics
 	mux     *http.ServeMux
-	// current is the published map (nil until a member answered).
-	current atomic.Pointer[shardMap]
-	// generation counts published maps; refreshing (a one-slot
-	// semaphore) serialises refreshes. A channel, not a mutex: a waiter
-	// then honours its context, and under testing/synctest (the
-	// simulator) it counts as durably blocked, so virtual time advances
-	// while a refresh waits on the network.
-	generation atomic.Uint64
-	refreshing chan struct{}
-	// kicking is set while a background refresh runs.
-	kicking atomic.Bool
-	// askedVersion is the newest map version a member's reply named that
-	// a refresh was started for, at askedAt (unix ns).
-	askedVersion atomic.Uint64
-	askedAt      atomic.Int64
+	// routes caches the shard map, learnt from the joined members and
+	// every member a map lists.
+	routes *shardmap.Cache
 	// spread rotates the member a leaderless request goes to.
 	spread atomic.Uint32
 
@@ -156,13 +147,19 @@ func New(cfg Config) (*Gateway, error) {
 		cfg: cfg,
 		// No client timeout: a blocking acquire may wait long; each
 		// request carries its own deadline.
-		http:       &http.Client{Transport: cfg.Tracer.Transport(tr)},
-		scheme:     scheme,
-		metrics:    newMetrics(reg),
-		mux:        http.NewServeMux(),
-		closed:     make(chan struct{}),
-		refreshing: make(chan struct{}, 1),
+		http:    &http.Client{Transport: cfg.Tracer.Transport(tr)},
+		scheme:  scheme,
+		metrics: newMetrics(reg),
+		mux:     http.NewServeMux(),
+		closed:  make(chan struct{}),
 	}
+	rc := shardmap.DefaultConfig()
+	rc.Seeds, rc.LearnMembers, rc.Fetch, rc.Observe, rc.Logger = cfg.Join, true, g.fetchView, g.metrics.observeRefresh, cfg.Logger
+	routes, err := shardmap.New(rc)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.routes = routes
 	g.mux.HandleFunc(api.PathLive, g.live)
 	g.mux.HandleFunc(api.PathReady, g.ready)
 	g.mux.HandleFunc(api.PathHealth, g.ready)
@@ -187,7 +184,7 @@ func (g *Gateway) Handler() http.Handler {
 // Run refreshes the shard map now and every RefreshInterval until ctx
 // ends. Start runs it; a caller serving Handler itself (no listener, as
 // the simulator does) runs it instead.
-func (g *Gateway) Run(ctx context.Context) { g.refreshLoop(ctx) }
+func (g *Gateway) Run(ctx context.Context) { g.routes.Run(ctx, g.cfg.RefreshInterval) }
 
 // Start listens on HTTPAddr, fetches the map once (a failure is only
 // logged: requests then go to the joined members, which forward) and
@@ -223,7 +220,7 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 		// A copy: net/http adds its protocols to the config it serves.
 		TLSConfig: cfg.TLS.Clone(),
 	}
-	go g.refreshLoop(runCtx)
+	go g.Run(runCtx)
 	go func() {
 		defer close(g.closed)
 		var err error
@@ -258,6 +255,7 @@ func (g *Gateway) Stop(ctx context.Context) error {
 		_ = g.srv.Close()
 	}
 	<-g.closed
+	g.routes.Close()
 	g.http.CloseIdleConnections()
 	if ferr := g.flushTraces(ctx); ferr != nil {
 		g.cfg.Logger.Warn("gateway: flush traces", "err", ferr)
@@ -266,6 +264,28 @@ func (g *Gateway) Stop(ctx context.Context) error {
 		return fmt.Errorf("gateway: shutdown: %w", err)
 	}
 	return nil
+}
+
+// fetchView asks the member at addr for its own view of the shard map
+// (local=true: it then never asks its leader).
+func (g *Gateway) fetchView(ctx context.Context, addr string) (api.ClusterResponse, error) {
+	var v api.ClusterResponse
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.scheme+"://"+addr+api.PathCluster+"?local=true", nil)
+	if err != nil {
+		return v, fmt.Errorf("build request: %w", err)
+	}
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return v, fmt.Errorf("ask %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return v, fmt.Errorf("ask %s: HTTP %d", addr, resp.StatusCode)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxReplyBytes)).Decode(&v); err != nil {
+		return v, fmt.Errorf("decode %s's view: %w", addr, err)
+	}
+	return v, nil
 }
 
 // live answers 200 while the gateway serves.
@@ -282,8 +302,8 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) {
 	if !getOnly(w, r) {
 		return
 	}
-	m := g.current.Load()
-	if m == nil || time.Since(m.fetched) > 3*g.cfg.RefreshInterval {
+	m := g.routes.Map()
+	if m == nil || time.Since(m.Fetched) > 3*g.cfg.RefreshInterval {
 		writeJSON(w, http.StatusServiceUnavailable, api.Health{Status: "unavailable", Node: "gateway",
 			RaftState: "gateway", Code: api.CodeUnavailable, Error: "not ready: no recent shard map from any member"})
 		return

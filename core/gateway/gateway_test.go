@@ -84,8 +84,8 @@ func TestGatewayRecoversFromLeaderCrash(t *testing.T) {
 	g := startGateway(t, c.addrs(), time.Hour)
 	const s = 2
 	old := c.leader(s)
-	if m := waitLeaders(t, g); m.leaders[s-1] != c.peers[old].HTTPAddr {
-		t.Fatalf("map leader of shard %d = %s, want %s", s, m.leaders[s-1], c.peers[old].HTTPAddr)
+	if m := waitLeaders(t, g); m.Leaders[s-1] != c.peers[old].HTTPAddr {
+		t.Fatalf("map leader of shard %d = %s, want %s", s, m.Leaders[s-1], c.peers[old].HTTPAddr)
 	}
 	c.stop(old)
 	base := "http://" + g.Addr()
@@ -99,9 +99,9 @@ func TestGatewayRecoversFromLeaderCrash(t *testing.T) {
 	next := c.leader(s)
 	want := c.peers[next].HTTPAddr
 	deadline := time.Now().Add(5 * time.Second)
-	for g.current.Load().leaders[s-1] != want {
+	for g.routes.Map().Leaders[s-1] != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("map leader of shard %d = %q, want the new leader %s", s, g.current.Load().leaders[s-1], want)
+			t.Fatalf("map leader of shard %d = %q, want the new leader %s", s, g.routes.Map().Leaders[s-1], want)
 		}
 		// A request for the shard kicks a refresh while its leader is unknown.
 		exchange(t, http.MethodGet, base+api.PathStatus+"?resource="+resourceOn(t, "crash", s), "")
@@ -138,8 +138,8 @@ func TestGatewayJoinFailover(t *testing.T) {
 		}
 	}
 	m := waitLeaders(t, g)
-	if len(m.nodes) != len(c.peers) {
-		t.Fatalf("map lists members %v, want all %d", m.nodes, len(c.peers))
+	if len(m.Members) != len(c.peers) {
+		t.Fatalf("map lists members %v, want all %d", m.Members, len(c.peers))
 	}
 	if code, body := exchange(t, http.MethodGet, base+api.PathReady, ""); code != http.StatusOK {
 		t.Fatalf("readyz = %d %s", code, body)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/shardmap"
 )
 
 // versionedMember is a fake member leading its only shard: /cluster shows
@@ -90,7 +91,7 @@ func TestGatewayRefreshesOnNewerMapVersion(t *testing.T) {
 	m := newVersionedMember(t, 1)
 	g := startGateway(t, []string{m.srv.Listener.Addr().String()}, time.Hour)
 	deadline := time.Now().Add(10 * time.Second)
-	for cur := g.current.Load(); cur == nil || cur.version != 1; cur = g.current.Load() {
+	for cur := g.routes.Map(); cur == nil || cur.Version != 1; cur = g.routes.Map() {
 		if time.Now().After(deadline) {
 			t.Fatalf("no map at version 1: %+v", cur)
 		}
@@ -113,24 +114,24 @@ func TestGatewayRefreshesOnNewerMapVersion(t *testing.T) {
 		t.Fatalf("relayed %s = %q, want 2", api.HeaderMapVersion, got)
 	}
 	deadline = time.Now().Add(10 * time.Second)
-	for g.current.Load().version != 2 {
+	for g.routes.Map().Version != 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("gateway still routes by map version %d after a reply named 2", g.current.Load().version)
+			t.Fatalf("gateway still routes by map version %d after a reply named 2", g.routes.Map().Version)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-// TestGatewayAsksForAVersionOncePerKickGap: goal — replies naming a newer
+// TestGatewayAsksForAVersionOncePerGap: goal — replies naming a newer
 // version that no refresh can find (the member ahead does not show it yet)
-// start at most one refresh per kickGap, not one per reply. Method: lock
+// start at most one refresh per map gap, not one per reply. Method: lock
 // replies say version 2 while /cluster stays at 1; 30 acquires; the
 // fetches they cause are bounded by the time they took.
-func TestGatewayAsksForAVersionOncePerKickGap(t *testing.T) {
+func TestGatewayAsksForAVersionOncePerGap(t *testing.T) {
 	m := newVersionedMember(t, 1)
 	g := startGateway(t, []string{m.srv.Listener.Addr().String()}, time.Hour)
 	deadline := time.Now().Add(10 * time.Second)
-	for g.current.Load() == nil {
+	for g.routes.Map() == nil {
 		if time.Now().After(deadline) {
 			t.Fatal("no map")
 		}
@@ -145,8 +146,8 @@ func TestGatewayAsksForAVersionOncePerKickGap(t *testing.T) {
 		time.Sleep(time.Millisecond) // let a started refresh run
 	}
 	took := time.Since(start)
-	// One refresh per kickGap, plus one in flight at each end.
-	limit := 2 + int(took/kickGap)
+	// One refresh per gap, plus one in flight at each end.
+	limit := 2 + int(took/shardmap.DefaultConfig().Gap)
 	if got := m.fetches() - before; got < 1 || got > limit {
 		t.Fatalf("30 replies naming version 2 in %v caused %d map fetches, want 1..%d", took, got, limit)
 	}

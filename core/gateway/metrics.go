@@ -3,6 +3,8 @@ package gateway
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/lockstep/lockstep/core/shardmap"
 )
 
 // metrics are the gateway's Prometheus series.
@@ -31,4 +33,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	reg.MustRegister(m.requests, m.retries, m.refreshes, m.mapVersion,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// observeRefresh counts a shard map refresh and tracks the version routed
+// by.
+func (m *metrics) observeRefresh(r shardmap.Result, version uint64) {
+	m.refreshes.WithLabelValues(string(r)).Inc()
+	if r == shardmap.Published {
+		m.mapVersion.Set(float64(version))
+	}
 }

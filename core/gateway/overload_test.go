@@ -49,11 +49,11 @@ func TestGatewayRetriesOverloadedElsewhere(t *testing.T) {
 	})
 	idle := member(nil, func(w http.ResponseWriter) {
 		idleCalls.Add(1)
-		_ = json.NewEncoder(w).Encode(api.AcquireResponse{Granted: true, LeaseID: strings.Repeat("a", 32), FencingToken: 1, ExpiresIn: 1000})
+		_ = json.NewEncoder(w).Encode(api.AcquireResponse{Granted: true, LeaseID: strings.Repeat("a", 32), FencingToken: 1, ExpiresInMs: 1000})
 	})
 	g := startGateway(t, []string{busyAddr, idle.Listener.Addr().String()}, time.Hour)
 	deadline := time.Now().Add(10 * time.Second)
-	for cur := g.current.Load(); cur == nil || cur.leaderOf("r") != busyAddr; cur = g.current.Load() {
+	for cur := g.routes.Map(); cur.Leader("r") != busyAddr; cur = g.routes.Map() {
 		if time.Now().After(deadline) {
 			t.Fatalf("the gateway's map does not name busy the leader: %+v", cur)
 		}

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -27,8 +26,6 @@ const (
 	// maxWait bounds the acquire wait the gateway adds to a deadline; a
 	// member refuses more than its MaxWait anyway.
 	maxWait = time.Hour
-	// kickGap is the least time between refreshes a leaderless shard asks for.
-	kickGap = 100 * time.Millisecond
 )
 
 // call is one client request as the gateway relays it.
@@ -132,12 +129,12 @@ type outcome struct {
 // outcome_unknown when some attempt might have applied (a 503 would tell
 // the client nothing happened).
 func (g *Gateway) forward(ctx context.Context, c call) answer {
-	failed := make(map[string]bool, maxAttempts)
+	p := g.routes.Picker(c.resource, int(g.spread.Add(1)))
 	var last answer
 	unknown := false
 	for attempt := range maxAttempts {
-		seen := g.generation.Load()
-		addr := g.pick(c.resource, failed)
+		seen := g.routes.Generation()
+		addr, _ := p.Next()
 		actx, span := g.startAttempt(ctx, addr)
 		o := g.attempt(actx, addr, c)
 		endAttempt(span, o)
@@ -146,7 +143,7 @@ func (g *Gateway) forward(ctx context.Context, c call) answer {
 		}
 		g.metrics.retries.WithLabelValues(o.retry).Inc()
 		g.cfg.Logger.Debug("gateway: retrying", "op", c.op, "member", addr, "reason", o.retry, "attempt", attempt+1)
-		failed[addr] = true
+		p.Failed(addr)
 		unknown = unknown || o.unknown
 		if o.answer.status != 0 {
 			last = o.answer
@@ -155,7 +152,7 @@ func (g *Gateway) forward(ctx context.Context, c call) answer {
 		if deadline, ok := ctx.Deadline(); ctx.Err() != nil || (ok && time.Until(deadline) < pause) {
 			break
 		}
-		if err := g.refresh(ctx, seen); err != nil {
+		if err := g.routes.Refresh(ctx, seen); err != nil {
 			g.cfg.Logger.Debug("gateway: refresh before retry", "err", err)
 		}
 		if ctxtime.Sleep(ctx, pause) != nil {
@@ -194,9 +191,7 @@ func (g *Gateway) attempt(ctx context.Context, addr string, c call) outcome {
 		return g.lost(ctx, c, err)
 	}
 	a := answer{status: resp.StatusCode, header: resp.Header, body: body}
-	if v, ok := api.MapVersion(resp.Header); ok {
-		g.noticeVersion(v)
-	}
+	g.routes.Notice(addr, resp.Header)
 	switch {
 	case resp.StatusCode == http.StatusMisdirectedRequest:
 		return outcome{answer: a, retry: "not_leader"}
@@ -223,37 +218,6 @@ func (g *Gateway) lost(ctx context.Context, c call, err error) outcome {
 	return outcome{answer: errorAnswer(api.CodeOutcomeUnknown, "outcome unknown: the member's reply was lost: "+err.Error())}
 }
 
-// pick returns the member to send a request for resource to: its shard's
-// leader when the map knows it and it has not failed this request, else
-// the next member (joined or known) that has not.
-func (g *Gateway) pick(resource string, failed map[string]bool) string {
-	m := g.current.Load()
-	if m == nil || (m.leaderOf(resource) == "" && resource != "" && time.Since(m.fetched) > kickGap) {
-		// Until the map names the leader, requests cost a forward hop:
-		// learn it now rather than at the next periodic refresh.
-		g.kick()
-	}
-	if leader := m.leaderOf(resource); leader != "" && !failed[leader] {
-		return leader
-	}
-	members := slices.Clone(g.cfg.Join)
-	if m != nil {
-		for _, a := range m.nodes {
-			if !slices.Contains(members, a) {
-				members = append(members, a)
-			}
-		}
-	}
-	start := int(g.spread.Add(1))
-	for i := range members {
-		if a := members[(start+i)%len(members)]; !failed[a] {
-			return a
-		}
-	}
-	clear(failed) // every member failed once: start over
-	return members[start%len(members)]
-}
-
 // backoff is the pause before retry number retry: full jitter up to
 // min(BackoffMax, BackoffBase*2^retry).
 func (g *Gateway) backoff(retry int) time.Duration {
@@ -263,38 +227,4 @@ func (g *Gateway) backoff(retry int) time.Duration {
 	}
 	ceiling = min(ceiling, g.cfg.BackoffMax)
 	return time.Duration(rand.Int64N(int64(ceiling) + 1))
-}
-
-// noticeVersion refreshes the map at once when a member's reply says it
-// routes by a newer map version than the gateway's. A version already
-// asked for is asked for again only after kickGap: the member that is
-// ahead may not answer the refresh, and every reply would start another.
-func (g *Gateway) noticeVersion(v uint64) {
-	if m := g.current.Load(); m != nil && v <= m.version {
-		return
-	}
-	if v <= g.askedVersion.Load() && time.Since(time.Unix(0, g.askedAt.Load())) < kickGap {
-		return
-	}
-	if g.kick() {
-		g.askedVersion.Store(v)
-		g.askedAt.Store(time.Now().UnixNano())
-	}
-}
-
-// kick starts one background refresh unless one is running, and reports
-// whether it did.
-func (g *Gateway) kick() bool {
-	if !g.kicking.CompareAndSwap(false, true) {
-		return false
-	}
-	go func() {
-		defer g.kicking.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*viewTimeout)
-		defer cancel()
-		if err := g.refresh(ctx, g.generation.Load()); err != nil {
-			g.cfg.Logger.Debug("gateway: refresh", "err", err)
-		}
-	}()
-	return true
 }

@@ -46,12 +46,12 @@ func (g *Gateway) watch(w http.ResponseWriter, r *http.Request) {
 // relayWatch opens c on a member and streams it to w; it returns the
 // status the client got and whether the member's stream was cut off.
 func (g *Gateway) relayWatch(ctx context.Context, w http.ResponseWriter, c call) (status int, cut bool) {
-	failed := make(map[string]bool, maxAttempts)
+	p := g.routes.Picker(c.resource, int(g.spread.Add(1)))
 	deadline := time.Now().Add(g.cfg.RequestTimeout)
 	var last answer
 	for attempt := range maxAttempts {
-		seen := g.generation.Load()
-		addr := g.pick(c.resource, failed)
+		seen := g.routes.Generation()
+		addr, _ := p.Next()
 		resp, o := g.openWatch(ctx, addr, c, time.Until(deadline))
 		if resp != nil {
 			defer resp.Body.Close()
@@ -62,7 +62,7 @@ func (g *Gateway) relayWatch(ctx context.Context, w http.ResponseWriter, c call)
 			return o.answer.status, false
 		}
 		g.metrics.retries.WithLabelValues(o.retry).Inc()
-		failed[addr] = true
+		p.Failed(addr)
 		if o.answer.status != 0 {
 			last = o.answer
 		}
@@ -70,7 +70,7 @@ func (g *Gateway) relayWatch(ctx context.Context, w http.ResponseWriter, c call)
 		if ctx.Err() != nil || time.Until(deadline) < pause {
 			break
 		}
-		if err := g.refresh(ctx, seen); err != nil {
+		if err := g.routes.Refresh(ctx, seen); err != nil {
 			g.cfg.Logger.Debug("gateway: refresh before retry", "err", err)
 		}
 		if ctxtime.Sleep(ctx, pause) != nil {
@@ -113,9 +113,7 @@ func (g *Gateway) openWatch(ctx context.Context, addr string, c call, timeout ti
 		resp.Body.Close()
 		o = outcome{retry: "lost"}
 	case resp.StatusCode == http.StatusOK:
-		if v, ok := api.MapVersion(resp.Header); ok {
-			g.noticeVersion(v)
-		}
+		g.routes.Notice(addr, resp.Header)
 		o = outcome{answer: answer{status: resp.StatusCode}}
 		endAttempt(span, o)
 		// cancel is left to the end of ctx (the client leaving) or of the

@@ -23,7 +23,7 @@ func NewChanges() *Changes {
 }
 
 // Publish wakes the watchers of ev's resource without blocking. Set it as
-// (or chain it into) node.Config.OnEvent of every shard on the member.
+// (or chain it into) node.Config.Events of every shard on the member.
 func (c *Changes) Publish(ev lock.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

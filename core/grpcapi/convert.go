@@ -29,8 +29,8 @@ func acquireRequest(in *lockstepv1.AcquireRequest) (api.AcquireRequest, error) {
 		return api.AcquireRequest{}, fmt.Errorf("%w: unknown policy %d", service.ErrInvalid, p)
 	}
 	return api.AcquireRequest{
-		Resource: in.GetResource(), ClientID: in.GetClientId(), TTL: in.GetTtlMs(), Mode: mode,
-		Wait: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: policy,
+		Resource: in.GetResource(), ClientID: in.GetClientId(), TTLMs: in.GetTtlMs(), Mode: mode,
+		WaitMs: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: policy,
 	}, nil
 }
 
@@ -58,17 +58,17 @@ func modeFromAPI(m api.Mode) lockstepv1.Mode {
 
 func acquireResponse(out api.AcquireResponse) *lockstepv1.AcquireResponse {
 	return &lockstepv1.AcquireResponse{
-		Granted: out.Granted, LeaseId: out.LeaseID, FencingToken: out.FencingToken, ExpiresInMs: out.ExpiresIn,
-		Mode: modeFromAPI(out.Mode), QueuePosition: int32(out.QueuePosition), LogTimeMs: out.LogTime,
+		Granted: out.Granted, LeaseId: out.LeaseID, FencingToken: out.FencingToken, ExpiresInMs: out.ExpiresInMs,
+		Mode: modeFromAPI(out.Mode), QueuePosition: int32(out.QueuePosition), LogTimeMs: out.LogTimeMs,
 	}
 }
 
 func statusResponse(out api.StatusResponse) *lockstepv1.StatusResponse {
-	r := &lockstepv1.StatusResponse{Resource: out.Resource, LogTimeMs: out.LogTime, CaughtUp: out.CaughtUp,
+	r := &lockstepv1.StatusResponse{Resource: out.Resource, LogTimeMs: out.LogTimeMs, CaughtUp: out.CaughtUp,
 		Holders: make([]*lockstepv1.Holder, 0, len(out.Holders)), Queue: make([]*lockstepv1.Waiter, 0, len(out.Queue))}
 	for _, h := range out.Holders {
 		r.Holders = append(r.Holders, &lockstepv1.Holder{ClientId: h.ClientID, LeaseFingerprint: h.LeaseFingerprint,
-			Mode: modeFromAPI(h.Mode), FencingToken: h.FencingToken, ExpiresInMs: h.ExpiresIn})
+			Mode: modeFromAPI(h.Mode), FencingToken: h.FencingToken, ExpiresInMs: h.ExpiresInMs})
 	}
 	for _, w := range out.Queue {
 		r.Queue = append(r.Queue, &lockstepv1.Waiter{ClientId: w.ClientID, Mode: modeFromAPI(w.Mode)})

@@ -40,7 +40,7 @@ type Service struct {
 var _ lockstepv1.LockServer = (*Service)(nil)
 
 // New serves the operations of svc. changes must see every event the
-// member's shards apply (lockd chains it into node.Config.OnEvent); it
+// member's shards apply (lockd chains it into node.Config.Events); it
 // drives the queue positions of AcquireStream.
 func New(svc *service.Service, changes *Changes) *Service {
 	if svc == nil || changes == nil {
@@ -112,18 +112,18 @@ func (s *Service) Release(ctx context.Context, in *lockstepv1.ReleaseRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		return &lockstepv1.ReleaseResponse{Released: out.Released, LogTimeMs: out.LogTime}, nil
+		return &lockstepv1.ReleaseResponse{Released: out.Released, LogTimeMs: out.LogTimeMs}, nil
 	})
 }
 
 // Renew implements lockstepv1.LockServer.
 func (s *Service) Renew(ctx context.Context, in *lockstepv1.RenewRequest) (*lockstepv1.RenewResponse, error) {
 	return admit(s, func() (*lockstepv1.RenewResponse, error) {
-		out, err := s.svc.Renew(ctx, api.RenewRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId(), TTL: in.GetTtlMs()})
+		out, err := s.svc.Renew(ctx, api.RenewRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId(), TTLMs: in.GetTtlMs()})
 		if err != nil {
 			return nil, err
 		}
-		return &lockstepv1.RenewResponse{ExpiresInMs: out.ExpiresIn, FencingToken: out.FencingToken, LogTimeMs: out.LogTime}, nil
+		return &lockstepv1.RenewResponse{ExpiresInMs: out.ExpiresInMs, FencingToken: out.FencingToken, LogTimeMs: out.LogTimeMs}, nil
 	})
 }
 

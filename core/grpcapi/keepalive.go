@@ -61,9 +61,9 @@ func (s *Service) keepAliveOne(ctx context.Context, in *lockstepv1.KeepAliveRequ
 	if err == nil {
 		defer done()
 		var out api.RenewResponse
-		out, err = s.svc.Renew(ctx, api.RenewRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId(), TTL: in.GetTtlMs()})
+		out, err = s.svc.Renew(ctx, api.RenewRequest{Resource: in.GetResource(), LeaseID: in.GetLeaseId(), TTLMs: in.GetTtlMs()})
 		if err == nil {
-			resp.ExpiresInMs, resp.FencingToken, resp.LogTimeMs = out.ExpiresIn, out.FencingToken, out.LogTime
+			resp.ExpiresInMs, resp.FencingToken, resp.LogTimeMs = out.ExpiresInMs, out.FencingToken, out.LogTimeMs
 			return resp
 		}
 	}

@@ -40,14 +40,14 @@ func acquireManyRequest(in *lockstepv1.AcquireManyRequest) (api.AcquireManyReque
 		return api.AcquireManyRequest{}, fmt.Errorf("%w: unknown order %d", service.ErrInvalid, o)
 	}
 	return api.AcquireManyRequest{
-		Resources: in.GetResources(), ClientID: in.GetClientId(), TTL: in.GetTtlMs(), Mode: one.Mode,
-		Wait: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: one.Policy, Order: order,
+		Resources: in.GetResources(), ClientID: in.GetClientId(), TTLMs: in.GetTtlMs(), Mode: one.Mode,
+		WaitMs: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: one.Policy, Order: order,
 	}, nil
 }
 
 func acquireManyResponse(out api.AcquireManyResponse) *lockstepv1.AcquireManyResponse {
 	r := &lockstepv1.AcquireManyResponse{Granted: out.Granted, Blocked: out.Blocked,
-		QueuePosition: int32(out.QueuePosition), LogTimeMs: out.LogTime, Leases: make([]*lockstepv1.ManyLease, 0, len(out.Leases))}
+		QueuePosition: int32(out.QueuePosition), LogTimeMs: out.LogTimeMs, Leases: make([]*lockstepv1.ManyLease, 0, len(out.Leases))}
 	switch out.Kind {
 	case api.KindAtomic:
 		r.Kind = lockstepv1.ManyKind_MANY_KIND_ATOMIC
@@ -56,7 +56,7 @@ func acquireManyResponse(out api.AcquireManyResponse) *lockstepv1.AcquireManyRes
 	}
 	for _, l := range out.Leases {
 		r.Leases = append(r.Leases, &lockstepv1.ManyLease{Resource: l.Resource, LeaseId: l.LeaseID,
-			FencingToken: l.FencingToken, ExpiresInMs: l.ExpiresIn})
+			FencingToken: l.FencingToken, ExpiresInMs: l.ExpiresInMs})
 	}
 	return r
 }

@@ -53,7 +53,7 @@ func watchResponse(m api.WatchMessage) *lockstepv1.WatchResponse {
 	for _, ev := range m.Events {
 		r.Events = append(r.Events, &lockstepv1.WatchEvent{Kind: watchKinds[ev.Kind], Resource: ev.Resource,
 			ClientId: ev.ClientID, LeaseFingerprint: ev.LeaseFingerprint, Mode: modeFromAPI(ev.Mode),
-			FencingToken: ev.FencingToken, LogTimeMs: ev.LogTime})
+			FencingToken: ev.FencingToken, LogTimeMs: ev.LogTimeMs})
 	}
 	return r
 }

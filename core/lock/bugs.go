@@ -32,5 +32,8 @@ func (s *State) forgetOnNewTerm() {
 	}
 }
 
+// tokenInMemory is Bugs.TokenInMemory.
+func (s *State) tokenInMemory() bool { return s.cfg.Bugs.TokenInMemory }
+
 // forgetsSettled is Bugs.ForgetSettled.
 func (s *State) forgetsSettled() bool { return s.cfg.Bugs.ForgetSettled }

@@ -9,3 +9,5 @@ const bugsBuilt = false
 func (s *State) forgetOnNewTerm() {}
 
 func (s *State) forgetsSettled() bool { return false }
+
+func (s *State) tokenInMemory() bool { return false }

@@ -357,13 +357,21 @@ func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode M
 	return lease
 }
 
-func (s *State) release(index uint64, cmd *Command) Result {
-	r := s.resources.find(cmd.Resource)
-	if r == nil {
-		return Result{Code: NotHolder}
+// holding finds cmd's lease among the holders of cmd's resource; r is nil
+// when it holds nothing there (a NotHolder answer).
+func (s *State) holding(cmd *Command) (r *resource, i int) {
+	if r = s.resources.find(cmd.Resource); r == nil {
+		return nil, -1
 	}
-	i := r.findHolder(cmd.LeaseID)
-	if i < 0 {
+	if i = r.findHolder(cmd.LeaseID); i < 0 {
+		return nil, -1
+	}
+	return r, i
+}
+
+func (s *State) release(index uint64, cmd *Command) Result {
+	r, i := s.holding(cmd)
+	if r == nil {
 		return Result{Code: NotHolder}
 	}
 	lease := s.dropHolder(r, i)
@@ -373,12 +381,8 @@ func (s *State) release(index uint64, cmd *Command) Result {
 }
 
 func (s *State) renew(index uint64, cmd *Command) Result {
-	r := s.resources.find(cmd.Resource)
+	r, i := s.holding(cmd)
 	if r == nil {
-		return Result{Code: NotHolder}
-	}
-	i := r.findHolder(cmd.LeaseID)
-	if i < 0 {
 		return Result{Code: NotHolder}
 	}
 	h := r.holderAt(i)
@@ -531,13 +535,9 @@ func (s *State) hello(index uint64, cmd *Command) Result {
 // it): a claimed lease is the client's to release. NotHolder answers
 // every orphan that released nothing.
 func (s *State) orphan(index uint64, cmd *Command) Result {
-	r := s.resources.find(cmd.Resource)
-	if r == nil {
-		return Result{Code: NotHolder}
-	}
-	i := r.findHolder(cmd.LeaseID)
+	r, i := s.holding(cmd)
 	c, unclaimed := s.unclaimed[cmd.LeaseID]
-	if i < 0 || !unclaimed {
+	if r == nil || !unclaimed {
 		return Result{Code: NotHolder}
 	}
 	gone := func(a attempt) bool {
@@ -748,7 +748,7 @@ func (s *State) assertInvariants(name string) {
 // the bound on purpose; the testbed must catch it from the outside, not by
 // a replica crashing or refusing its own snapshots.
 func (s *State) tokenInRange(t uint64) bool {
-	return t != 0 && (t <= s.lastToken || s.cfg.Bugs.TokenInMemory)
+	return t != 0 && (t <= s.lastToken || s.tokenInMemory())
 }
 
 // Metrics is a summary for monitoring.

@@ -131,7 +131,7 @@ func call(t *testing.T, method, u, token string, body, out any) (int, api.Error,
 func (c *aclCluster) acquire(i int, token, resource, client string, wait int64) (api.AcquireResponse, int, api.Error, http.Header) {
 	var out api.AcquireResponse
 	code, e, h := call(c.t, http.MethodPost, c.url(i)+api.PathAcquire, token,
-		api.AcquireRequest{Resource: resource, ClientID: client, TTL: 60_000, Wait: wait}, &out)
+		api.AcquireRequest{Resource: resource, ClientID: client, TTLMs: 60_000, WaitMs: wait}, &out)
 	return out, code, e, h
 }
 
@@ -140,9 +140,9 @@ func (c *aclCluster) status(i int, resource string) api.StatusResponse {
 	if code, e, _ := call(c.t, http.MethodGet, c.url(i)+api.PathStatus+"?resource="+resource, rootSecret, nil, &out); code != http.StatusOK {
 		c.t.Fatalf("status %s: %d %+v", resource, code, e)
 	}
-	out.LogTime = 0
+	out.LogTimeMs = 0
 	for j := range out.Holders {
-		out.Holders[j].ExpiresIn = 0
+		out.Holders[j].ExpiresInMs = 0
 	}
 	return out
 }
@@ -212,7 +212,7 @@ func TestACLRefusesOtherNamespaces(t *testing.T) {
 		if code != http.StatusForbidden || e.Code != api.CodePermissionDenied {
 			t.Fatalf("member %d: a releases b:1: %d %+v", i, code, e)
 		}
-		code, e, _ = call(t, http.MethodPost, c.url(i)+api.PathRenew, aSecret, api.RenewRequest{Resource: "b:1", LeaseID: held.LeaseID, TTL: 5}, nil)
+		code, e, _ = call(t, http.MethodPost, c.url(i)+api.PathRenew, aSecret, api.RenewRequest{Resource: "b:1", LeaseID: held.LeaseID, TTLMs: 5}, nil)
 		if code != http.StatusForbidden || e.Code != api.CodePermissionDenied {
 			t.Fatalf("member %d: a renews b:1: %d %+v", i, code, e)
 		}
@@ -396,7 +396,7 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 	var many api.AcquireManyResponse
 	before := c.status(0, "h:{t}4")
 	code, e, h := call(t, http.MethodPost, c.url(0)+api.PathAcquireMany, rootSecret,
-		api.AcquireManyRequest{Resources: []string{"h:{t}4", "h:{t}5"}, ClientID: "m", TTL: 60_000}, &many)
+		api.AcquireManyRequest{Resources: []string{"h:{t}4", "h:{t}5"}, ClientID: "m", TTLMs: 60_000}, &many)
 	if code != http.StatusTooManyRequests || e.Code != api.CodeResourceExhausted || h.Get("Retry-After") == "" ||
 		!strings.Contains(e.Error, `namespace "h"`) || !strings.Contains(e.Error, "max_held of 2") {
 		t.Fatalf("acquire_many past max_held: %d %+v", code, e)
@@ -416,7 +416,7 @@ func TestQuotasAnswer429AndChangeNothing(t *testing.T) {
 	refused("namespace max_queued", "q:1", "second-waiter", 20_000, `namespace "q"`, "max_queued of 1")
 
 	code, e, _ = call(t, http.MethodPost, c.url(0)+api.PathAcquireMany, rootSecret,
-		api.AcquireManyRequest{Resources: []string{"h:{t}6", "q:{t}6"}, ClientID: "m", TTL: 60_000}, &many)
+		api.AcquireManyRequest{Resources: []string{"h:{t}6", "q:{t}6"}, ClientID: "m", TTLMs: 60_000}, &many)
 	if code != http.StatusBadRequest || e.Code != api.CodeInvalidArgument {
 		t.Fatalf("acquire_many over two namespaces with quotas: %d %+v", code, e)
 	}
@@ -475,7 +475,7 @@ func TestGatewayPassesTokens(t *testing.T) {
 	})
 	via := func(token, resource string) int {
 		code, _, _ := call(t, http.MethodPost, "http://"+g.Addr()+api.PathAcquire, token,
-			api.AcquireRequest{Resource: resource, ClientID: "gw", TTL: 60_000}, nil)
+			api.AcquireRequest{Resource: resource, ClientID: "gw", TTLMs: 60_000}, nil)
 		return code
 	}
 	if code := via("", "a:gw"); code != http.StatusUnauthorized {

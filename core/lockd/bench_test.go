@@ -65,7 +65,7 @@ func BenchmarkHTTPSCycle(b *testing.B) {
 func httpCycle(hc *http.Client, url string) func(key string) error {
 	return func(key string) error {
 		var got api.AcquireResponse
-		if err := postJSON(hc, url+api.PathAcquire, api.AcquireRequest{Resource: key, ClientID: "c", TTL: 10_000}, &got); err != nil {
+		if err := postJSON(hc, url+api.PathAcquire, api.AcquireRequest{Resource: key, ClientID: "c", TTLMs: 10_000}, &got); err != nil {
 			return err
 		}
 		if !got.Granted {

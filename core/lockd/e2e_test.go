@@ -171,7 +171,7 @@ func leaderCrash(t *testing.T, store lockd.LogStoreKind, with ...func(i int, o *
 	follower := (lead + 1) % 3
 
 	held, code := post[api.AcquireResponse](t, c.url(follower)+api.PathAcquire,
-		api.AcquireRequest{Resource: "db", ClientID: "A", TTL: 60_000})
+		api.AcquireRequest{Resource: "db", ClientID: "A", TTLMs: 60_000})
 	if code != 200 || !held.Granted {
 		t.Fatalf("first acquire: code %d %+v", code, held)
 	}
@@ -185,7 +185,7 @@ func leaderCrash(t *testing.T, store lockd.LogStoreKind, with ...func(i int, o *
 	for _, who := range []string{"B", "C", "D"} {
 		go func() {
 			r, code := post[api.AcquireResponse](t, c.url(follower)+api.PathAcquire,
-				api.AcquireRequest{Resource: "db", ClientID: who, TTL: 60_000, Wait: 30_000})
+				api.AcquireRequest{Resource: "db", ClientID: who, TTLMs: 60_000, WaitMs: 30_000})
 			grants <- grant{who, r, code}
 		}()
 		waitFor(t, func() bool { return len(status(t, c.url(follower), "db").Queue) == queueLen(who) })
@@ -205,7 +205,7 @@ func leaderCrash(t *testing.T, store lockd.LogStoreKind, with ...func(i int, o *
 		t.Fatalf("queue after leader crash = %v, want [B C D]", got)
 	}
 	try, code := post[api.AcquireResponse](t, c.url(newLead)+api.PathAcquire,
-		api.AcquireRequest{Resource: "db", ClientID: "E", TTL: 1000})
+		api.AcquireRequest{Resource: "db", ClientID: "E", TTLMs: 1000})
 	if code != 200 || try.Granted {
 		t.Fatalf("try-lock while A holds: code %d %+v, want refused", code, try)
 	}
@@ -246,7 +246,7 @@ func restartedCluster(t *testing.T, store lockd.LogStoreKind, with ...func(i int
 	c := startCluster(t, store, with...)
 	c.leader()
 	held, code := post[api.AcquireResponse](t, c.url(0)+api.PathAcquire,
-		api.AcquireRequest{Resource: "r", ClientID: "A", TTL: 60_000})
+		api.AcquireRequest{Resource: "r", ClientID: "A", TTLMs: 60_000})
 	if code != 200 || !held.Granted {
 		t.Fatalf("acquire: %d %+v", code, held)
 	}
@@ -262,7 +262,7 @@ func restartedCluster(t *testing.T, store lockd.LogStoreKind, with ...func(i int
 		t.Fatalf("after restart holders = %+v, want %s", st.Holders, held.LeaseID)
 	}
 	next, _ := post[api.AcquireResponse](t, c.url(2)+api.PathAcquire,
-		api.AcquireRequest{Resource: "other", ClientID: "B", TTL: 1000})
+		api.AcquireRequest{Resource: "other", ClientID: "B", TTLMs: 1000})
 	if !next.Granted || next.FencingToken <= held.FencingToken {
 		t.Fatalf("token after restart %d not above %d", next.FencingToken, held.FencingToken)
 	}

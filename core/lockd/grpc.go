@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/lockstep/lockstep/core/grpcapi"
-	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/service"
 )
@@ -39,19 +38,12 @@ func listenGRPC(addr string) (*grpcFront, error) {
 	return &grpcFront{ln: ln, changes: grpcapi.NewChanges(), done: make(chan struct{})}, nil
 }
 
-// tune chains the front's change feed into every shard's event hook,
-// after any hook already there (the fault build's trace).
+// tune feeds every shard's applied events to the front's change feed.
 func (f *grpcFront) tune(cfg *node.Config) {
 	if f == nil {
 		return
 	}
-	prev := cfg.OnEvent
-	cfg.OnEvent = func(ev lock.Event) {
-		if prev != nil {
-			prev(ev)
-		}
-		f.changes.Publish(ev)
-	}
+	cfg.Events = f.changes.Publish
 }
 
 // serve starts serving svc's operations over gRPC, over TLS when cfg is

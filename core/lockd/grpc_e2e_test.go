@@ -155,7 +155,7 @@ func TestGRPCAndHTTPSeeTheSameResults(t *testing.T) {
 
 	// Both refuse a try-lock on the held lock the same way.
 	var httpTry api.AcquireResponse
-	if code, e := httpCall(t, http.MethodPost, web(2)+api.PathAcquire, api.AcquireRequest{Resource: "r1", ClientID: "B", TTL: 1000}, &httpTry); code != 200 || httpTry.Granted {
+	if code, e := httpCall(t, http.MethodPost, web(2)+api.PathAcquire, api.AcquireRequest{Resource: "r1", ClientID: "B", TTLMs: 1000}, &httpTry); code != 200 || httpTry.Granted {
 		t.Fatalf("HTTP try-lock: %d %+v %+v", code, httpTry, e)
 	}
 	grpcTry, err := c.clients[0].Acquire(ctx, &lockstepv1.AcquireRequest{Resource: "r1", ClientId: "B", TtlMs: 1000})
@@ -165,7 +165,7 @@ func TestGRPCAndHTTPSeeTheSameResults(t *testing.T) {
 
 	// A renew over HTTP and one over gRPC keep the lease and its token.
 	var renewed api.RenewResponse
-	if code, e := httpCall(t, http.MethodPost, web(0)+api.PathRenew, api.RenewRequest{Resource: "r1", LeaseID: got.GetLeaseId(), TTL: 30_000}, &renewed); code != 200 {
+	if code, e := httpCall(t, http.MethodPost, web(0)+api.PathRenew, api.RenewRequest{Resource: "r1", LeaseID: got.GetLeaseId(), TTLMs: 30_000}, &renewed); code != 200 {
 		t.Fatalf("HTTP renew: %d %+v", code, e)
 	}
 	grenew, err := c.clients[2].Renew(ctx, &lockstepv1.RenewRequest{Resource: "r1", LeaseId: got.GetLeaseId(), TtlMs: 30_000})
@@ -176,7 +176,7 @@ func TestGRPCAndHTTPSeeTheSameResults(t *testing.T) {
 	// Set up a request id that was granted and released (lease_ended on retry).
 	var first api.AcquireResponse
 	if code, e := httpCall(t, http.MethodPost, web(1)+api.PathAcquire,
-		api.AcquireRequest{Resource: "r2", ClientID: "C", TTL: 5000, RequestID: "q1"}, &first); code != 200 || !first.Granted {
+		api.AcquireRequest{Resource: "r2", ClientID: "C", TTLMs: 5000, RequestID: "q1"}, &first); code != 200 || !first.Granted {
 		t.Fatalf("HTTP acquire r2: %d %+v", code, e)
 	}
 	if _, err := c.clients[0].Release(ctx, &lockstepv1.ReleaseRequest{Resource: "r2", LeaseId: first.LeaseID}); err != nil {
@@ -202,7 +202,7 @@ func TestGRPCAndHTTPSeeTheSameResults(t *testing.T) {
 			_, err := c.clients[0].Acquire(ctx, &lockstepv1.AcquireRequest{Resource: "r3", ClientId: "D"})
 			return err
 		}, api.CodeInvalidArgument, codes.InvalidArgument},
-		{"acquire no resource", api.PathAcquire, api.AcquireRequest{ClientID: "D", TTL: 1000}, func() error {
+		{"acquire no resource", api.PathAcquire, api.AcquireRequest{ClientID: "D", TTLMs: 1000}, func() error {
 			_, err := c.clients[1].Acquire(ctx, &lockstepv1.AcquireRequest{ClientId: "D", TtlMs: 1000})
 			return err
 		}, api.CodeInvalidArgument, codes.InvalidArgument},
@@ -226,15 +226,15 @@ func TestGRPCAndHTTPSeeTheSameResults(t *testing.T) {
 			_, err := c.clients[1].Renew(ctx, &lockstepv1.RenewRequest{Resource: "r2", LeaseId: first.LeaseID})
 			return err
 		}, api.CodeNotHolder, codes.FailedPrecondition},
-		{"renew negative ttl", api.PathRenew, api.RenewRequest{Resource: "r1", LeaseID: got.GetLeaseId(), TTL: -1}, func() error {
+		{"renew negative ttl", api.PathRenew, api.RenewRequest{Resource: "r1", LeaseID: got.GetLeaseId(), TTLMs: -1}, func() error {
 			_, err := c.clients[2].Renew(ctx, &lockstepv1.RenewRequest{Resource: "r1", LeaseId: got.GetLeaseId(), TtlMs: -1})
 			return err
 		}, api.CodeInvalidArgument, codes.InvalidArgument},
-		{"request id reused", api.PathAcquire, api.AcquireRequest{Resource: "r2", ClientID: "C", TTL: 7000, RequestID: "q1"}, func() error {
+		{"request id reused", api.PathAcquire, api.AcquireRequest{Resource: "r2", ClientID: "C", TTLMs: 7000, RequestID: "q1"}, func() error {
 			_, err := c.clients[0].Acquire(ctx, &lockstepv1.AcquireRequest{Resource: "r2", ClientId: "C", TtlMs: 7000, RequestId: "q1"})
 			return err
 		}, api.CodeRequestIDReused, codes.AlreadyExists},
-		{"lease ended", api.PathAcquire, api.AcquireRequest{Resource: "r2", ClientID: "C", TTL: 5000, RequestID: "q1"}, func() error {
+		{"lease ended", api.PathAcquire, api.AcquireRequest{Resource: "r2", ClientID: "C", TTLMs: 5000, RequestID: "q1"}, func() error {
 			_, err := c.clients[2].Acquire(ctx, &lockstepv1.AcquireRequest{Resource: "r2", ClientId: "C", TtlMs: 5000, RequestId: "q1"})
 			return err
 		}, api.CodeLeaseEnded, codes.FailedPrecondition},

@@ -69,7 +69,7 @@ func TestGRPCAcquireManyMatchesHTTP(t *testing.T) {
 	spread := []string{"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"}
 
 	// Atomic grant on one shard (hash tag), each API on its own resources.
-	hv, e, code := httpMany(t, web(0), api.AcquireManyRequest{Resources: tagged("h"), ClientID: "A", TTL: 60_000})
+	hv, e, code := httpMany(t, web(0), api.AcquireManyRequest{Resources: tagged("h"), ClientID: "A", TTLMs: 60_000})
 	gv, gout, err := grpcMany(c.clients[1], &lockstepv1.AcquireManyRequest{Resources: tagged("g"), ClientId: "A", TtlMs: 60_000})
 	if code != 200 || err != nil || !hv.granted || hv.kind != "atomic" || hv.leases != 2 ||
 		fmt.Sprint(gv.granted, gv.kind, gv.leases) != fmt.Sprint(hv.granted, hv.kind, hv.leases) {
@@ -81,7 +81,7 @@ func TestGRPCAcquireManyMatchesHTTP(t *testing.T) {
 	}
 
 	// The held resources refuse a try-lock the same way, naming the blocker.
-	hv, e, code = httpMany(t, web(2), api.AcquireManyRequest{Resources: tagged("g"), ClientID: "B", TTL: 1000})
+	hv, e, code = httpMany(t, web(2), api.AcquireManyRequest{Resources: tagged("g"), ClientID: "B", TTLMs: 1000})
 	gv, _, err = grpcMany(c.clients[0], &lockstepv1.AcquireManyRequest{Resources: tagged("h"), ClientId: "B", TtlMs: 1000})
 	if code != 200 || err != nil || hv.granted || hv.blocked != "{g}a" || gv.granted || gv.blocked != "{h}a" || gv.position != hv.position {
 		t.Fatalf("try-lock of held resources: HTTP %d %+v %+v, gRPC %+v %v", code, hv, e, gv, err)
@@ -93,7 +93,7 @@ func TestGRPCAcquireManyMatchesHTTP(t *testing.T) {
 	if err != nil || !gv.granted || gv.kind != "canonical" || fmt.Sprint(gv.resources) != fmt.Sprint(spread) || gv.leases != len(spread) {
 		t.Fatalf("gRPC canonical: %+v %v", gv, err)
 	}
-	hv, e, code = httpMany(t, web(1), api.AcquireManyRequest{Resources: spread, ClientID: "D", TTL: 1000, Order: api.OrderCanonical})
+	hv, e, code = httpMany(t, web(1), api.AcquireManyRequest{Resources: spread, ClientID: "D", TTLMs: 1000, Order: api.OrderCanonical})
 	if code != 200 || hv.granted || hv.kind != "canonical" || hv.blocked == "" {
 		t.Fatalf("HTTP canonical on held resources: %d %+v %+v", code, hv, e)
 	}
@@ -106,11 +106,11 @@ func TestGRPCAcquireManyMatchesHTTP(t *testing.T) {
 		code     api.Code
 		grpcCode codes.Code
 	}{
-		{"cross shard", api.AcquireManyRequest{Resources: spread, ClientID: "E", TTL: 1000},
+		{"cross shard", api.AcquireManyRequest{Resources: spread, ClientID: "E", TTLMs: 1000},
 			&lockstepv1.AcquireManyRequest{Resources: spread, ClientId: "E", TtlMs: 1000}, api.CodeCrossShard, codes.InvalidArgument},
-		{"no resources", api.AcquireManyRequest{ClientID: "E", TTL: 1000},
+		{"no resources", api.AcquireManyRequest{ClientID: "E", TTLMs: 1000},
 			&lockstepv1.AcquireManyRequest{ClientId: "E", TtlMs: 1000}, api.CodeInvalidArgument, codes.InvalidArgument},
-		{"resource twice", api.AcquireManyRequest{Resources: []string{"x", "x"}, ClientID: "E", TTL: 1000},
+		{"resource twice", api.AcquireManyRequest{Resources: []string{"x", "x"}, ClientID: "E", TTLMs: 1000},
 			&lockstepv1.AcquireManyRequest{Resources: []string{"x", "x"}, ClientId: "E", TtlMs: 1000}, api.CodeInvalidArgument, codes.InvalidArgument},
 		{"ttl 0", api.AcquireManyRequest{Resources: tagged("z"), ClientID: "E"},
 			&lockstepv1.AcquireManyRequest{Resources: tagged("z"), ClientId: "E"}, api.CodeInvalidArgument, codes.InvalidArgument},

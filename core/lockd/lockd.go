@@ -25,6 +25,7 @@ import (
 
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftadapter"
 	"github.com/lockstep/lockstep/core/server"
 	"github.com/lockstep/lockstep/core/service"
 	"github.com/lockstep/lockstep/core/shard"
@@ -135,9 +136,9 @@ func Start(opts Options) (_ *Member, err error) {
 	if opts.SpreadInterval == 0 {
 		opts.SpreadInterval = 2 * time.Second
 	}
-	// Refused here, before any group starts, rather than by service.New.
-	if err := opts.Service.WithDefaults().Validate(); err != nil {
-		return nil, fmt.Errorf("service config: %w", err)
+	// Refused here, before anything opens.
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	bootstrap, err := bootstrapToken(opts.ACLBootstrapToken)
 	if err != nil {
@@ -205,7 +206,7 @@ func Start(opts Options) (_ *Member, err error) {
 	env := func(g uint64) (shard.Env, error) {
 		dir := filepath.Join(opts.DataDir, groupDir(g))
 		// Local: env runs once per group, after Start's own err is done with.
-		var stores node.Stores
+		var stores raftadapter.Stores
 		var err error
 		if sharedWAL != nil {
 			stores, err = openSharedStores(sharedWAL, g, dir, opts.RaftLogs)
@@ -259,7 +260,10 @@ func Start(opts Options) (_ *Member, err error) {
 	}
 	hcfg := opts.Server
 	hcfg.Logger = opts.Logger
-	srv := server.New(svc, hcfg)
+	srv, err := server.New(svc, hcfg)
+	if err != nil {
+		return nil, fmt.Errorf("http config: %w", err)
+	}
 	m := &Member{
 		Host:    h,
 		HTTP:    srv.HTTPServer(),

@@ -150,7 +150,7 @@ func TestRestartedMemberIsReadyOnlyOnceCaughtUp(t *testing.T) {
 	// member's start, say), past which a watch of db waits forever.
 	grants := watchLines(t, c.url(lead), url.Values{"resource": {"db"}})
 	lease, code := post[api.AcquireResponse](t, c.url(lead)+api.PathAcquire,
-		api.AcquireRequest{Resource: "db", ClientID: "A", TTL: 60_000})
+		api.AcquireRequest{Resource: "db", ClientID: "A", TTLMs: 60_000})
 	if code != 200 || !lease.Granted {
 		t.Fatalf("acquire: %d %+v", code, lease)
 	}

@@ -13,6 +13,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftadapter"
 	"github.com/lockstep/lockstep/core/wal"
 )
 
@@ -33,55 +34,55 @@ const (
 // and a file snapshot store keeping two snapshots. Both log stores fsync
 // every write batch before Raft acknowledges it. beforeSync, when set, is
 // the WAL's fault seam (wal.Options.BeforeSync; test builds only).
-func OpenDiskStores(dir string, kind LogStoreKind, logs io.Writer, beforeSync func() error) (node.Stores, error) {
+func OpenDiskStores(dir string, kind LogStoreKind, logs io.Writer, beforeSync func() error) (raftadapter.Stores, error) {
 	switch kind {
 	case LogStoreBolt:
 		if beforeSync != nil {
-			return node.Stores{}, fmt.Errorf("%w: disk faults need the wal log store", node.ErrConfig)
+			return raftadapter.Stores{}, fmt.Errorf("%w: disk faults need the wal log store", node.ErrConfig)
 		}
 		return openBoltStores(dir, logs)
 	case LogStoreWAL, "":
 		return openWALStores(dir, logs, beforeSync)
 	default:
-		return node.Stores{}, fmt.Errorf("%w: unknown log store %q (want wal or bolt)", node.ErrConfig, kind)
+		return raftadapter.Stores{}, fmt.Errorf("%w: unknown log store %q (want wal or bolt)", node.ErrConfig, kind)
 	}
 }
 
-func openWALStores(dir string, logs io.Writer, beforeSync func() error) (node.Stores, error) {
+func openWALStores(dir string, logs io.Writer, beforeSync func() error) (raftadapter.Stores, error) {
 	st, err := wal.Open(filepath.Join(dir, "wal"), wal.Options{BeforeSync: beforeSync})
 	if err != nil {
-		return node.Stores{}, fmt.Errorf("open raft log: %w", err)
+		return raftadapter.Stores{}, fmt.Errorf("open raft log: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStore(dir, 2, logs)
 	if err != nil {
 		_ = st.Close()
-		return node.Stores{}, fmt.Errorf("open snapshots: %w", err)
+		return raftadapter.Stores{}, fmt.Errorf("open snapshots: %w", err)
 	}
-	return node.Stores{Log: st, Stable: st, Snapshot: snaps, Close: st.Close}, nil
+	return raftadapter.Stores{Log: st, Stable: st, Snapshot: snaps, Close: st.Close}, nil
 }
 
-func openBoltStores(dir string, logs io.Writer) (node.Stores, error) {
+func openBoltStores(dir string, logs io.Writer) (raftadapter.Stores, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return node.Stores{}, fmt.Errorf("create data dir: %w", err)
+		return raftadapter.Stores{}, fmt.Errorf("create data dir: %w", err)
 	}
 	bolt, err := raftboltdb.New(raftboltdb.Options{
 		Path:        filepath.Join(dir, "raft.db"),
 		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true},
 	})
 	if err != nil {
-		return node.Stores{}, fmt.Errorf("open raft log: %w", err)
+		return raftadapter.Stores{}, fmt.Errorf("open raft log: %w", err)
 	}
 	cache, err := raft.NewLogCache(1024, bolt)
 	if err != nil {
 		_ = bolt.Close()
-		return node.Stores{}, fmt.Errorf("log cache: %w", err)
+		return raftadapter.Stores{}, fmt.Errorf("log cache: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStore(dir, 2, logs)
 	if err != nil {
 		_ = bolt.Close()
-		return node.Stores{}, fmt.Errorf("open snapshots: %w", err)
+		return raftadapter.Stores{}, fmt.Errorf("open snapshots: %w", err)
 	}
-	return node.Stores{Log: cache, Stable: bolt, Snapshot: snaps, Close: bolt.Close}, nil
+	return raftadapter.Stores{Log: cache, Stable: bolt, Snapshot: snaps, Close: bolt.Close}, nil
 }
 
 // WALMode says how a member's Raft groups share the WAL.
@@ -142,17 +143,17 @@ func openSharedWAL(dataDir string, mode WALMode, kind LogStoreKind, beforeSync f
 
 // openSharedStores opens group g's view of the shared WAL and a file
 // snapshot store in dir.
-func openSharedStores(sh *wal.Shared, g uint64, dir string, logs io.Writer) (node.Stores, error) {
+func openSharedStores(sh *wal.Shared, g uint64, dir string, logs io.Writer) (raftadapter.Stores, error) {
 	view, err := sh.Group(g)
 	if err != nil {
-		return node.Stores{}, fmt.Errorf("open raft log: %w", err)
+		return raftadapter.Stores{}, fmt.Errorf("open raft log: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStore(dir, 2, logs)
 	if err != nil {
 		_ = view.Close()
-		return node.Stores{}, fmt.Errorf("open snapshots: %w", err)
+		return raftadapter.Stores{}, fmt.Errorf("open snapshots: %w", err)
 	}
-	return node.Stores{Log: view, Stable: view, Snapshot: snaps, Close: view.Close}, nil
+	return raftadapter.Stores{Log: view, Stable: view, Snapshot: snaps, Close: view.Close}, nil
 }
 
 // closeSharedWAL closes sh, if the member has one.

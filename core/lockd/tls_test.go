@@ -84,7 +84,7 @@ func httpsClient(ca *x509.CertPool, cert *tls.Certificate) *http.Client {
 
 func acquireHTTPS(hc *http.Client, base, resource string) (api.AcquireResponse, error) {
 	var out api.AcquireResponse
-	b, _ := json.Marshal(api.AcquireRequest{Resource: resource, ClientID: "tls", TTL: 60_000})
+	b, _ := json.Marshal(api.AcquireRequest{Resource: resource, ClientID: "tls", TTLMs: 60_000})
 	resp, err := hc.Post(base+api.PathAcquire, "application/json", bytes.NewReader(b))
 	if err != nil {
 		return out, err

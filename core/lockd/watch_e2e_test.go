@@ -149,7 +149,7 @@ func TestWatchPrefixOverHTTPCoversEveryShard(t *testing.T) {
 	for _, r := range names {
 		var out api.AcquireResponse
 		if code, e := httpCall(t, http.MethodPost, "http://"+c.members[0].Addr()+api.PathAcquire,
-			api.AcquireRequest{Resource: r, ClientID: "A", TTL: 60_000}, &out); code != 200 || !out.Granted {
+			api.AcquireRequest{Resource: r, ClientID: "A", TTLMs: 60_000}, &out); code != 200 || !out.Granted {
 			t.Fatalf("acquire %s: %d %+v", r, code, e)
 		}
 	}
@@ -306,7 +306,7 @@ func TestWatchStartBeyondLogEndIsRefused(t *testing.T) {
 	defer done()
 	var out api.AcquireResponse
 	if code, e := httpCall(t, http.MethodPost, "http://"+c.members[0].Addr()+api.PathAcquire,
-		api.AcquireRequest{Resource: "r", ClientID: "A", TTL: 60_000}, &out); code != 200 || !out.Granted {
+		api.AcquireRequest{Resource: "r", ClientID: "A", TTLMs: 60_000}, &out); code != 200 || !out.Granted {
 		t.Fatalf("acquire: %d %+v", code, e)
 	}
 	var m api.WatchMessage

@@ -15,8 +15,10 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/lockstep/lockstep/core/acl"
+	"github.com/lockstep/lockstep/core/forward"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftadapter"
 )
 
 // GroupConfig configures a member's replica of the metadata group.
@@ -26,7 +28,7 @@ type GroupConfig struct {
 	Peers     []node.Peer
 	Bootstrap bool
 	Transport raft.Transport
-	Stores    node.Stores
+	Stores    raftadapter.Stores
 	// Forwarder carries a command from a follower to the group's leader.
 	Forwarder node.Forwarder
 	Logger    *slog.Logger
@@ -44,6 +46,8 @@ type Group struct {
 	raft *raft.Raft
 	fsm  *fsm
 }
+
+var _ forward.Group = (*Group)(nil)
 
 // NewGroup starts the metadata replica, bootstrapping the group from Peers
 // when asked and nothing is stored yet.
@@ -82,7 +86,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 			}
 		}
 	}
-	r, err := raft.NewRaft(rc, f, node.KeepCompactionEdge(cfg.Stores.Log), cfg.Stores.Stable, cfg.Stores.Snapshot, node.GroupTransport(cfg.Transport, 0))
+	r, err := raft.NewRaft(rc, f, raftadapter.KeepCompactionEdge(cfg.Stores.Log), cfg.Stores.Stable, cfg.Stores.Snapshot, raftadapter.GroupTransport(cfg.Transport, 0))
 	if err != nil {
 		return nil, fmt.Errorf("meta: start raft: %w", err)
 	}

@@ -2,7 +2,11 @@
 
 package node
 
-import "github.com/lockstep/lockstep/core/lock"
+import (
+	"github.com/hashicorp/raft"
+
+	"github.com/lockstep/lockstep/core/lock"
+)
 
 // Bugs is empty: a production build has no bug modes.
 var Bugs []Bug
@@ -13,3 +17,7 @@ func (n *Node) bug(Bug) bool { return false }
 func (n *Node) followerGrant(lock.Command) (lock.Result, bool) { return lock.Result{}, false }
 
 func (n *Node) localRenew(lock.Command) (lock.Result, bool, error) { return lock.Result{}, false, nil }
+
+func (n *Node) bugFSM(f *fsm) raft.BatchingFSM { return f }
+
+func (Bug) lockBugs() lock.Bugs { return lock.Bugs{} }

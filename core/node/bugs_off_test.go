@@ -19,7 +19,7 @@ func TestProductionBuildRefusesBugModes(t *testing.T) {
 		t.Fatalf("a production build lists bug modes %v", node.Bugs)
 	}
 	for _, bug := range []node.Bug{node.BugFollowerGrant, node.BugLocalRenew, node.BugOrphanWaiters} {
-		_, err := node.New(node.Config{ID: "n1", Bug: bug})
+		_, err := node.New(node.Config{ID: "n1", Hooks: &node.Hooks{Bug: bug}})
 		if !errors.Is(err, node.ErrNoBugModes) {
 			t.Errorf("bug %s: err %v, want ErrNoBugModes", bug, err)
 		}

@@ -5,6 +5,8 @@ import "time"
 // MonotonicClock reads the process's monotonic clock.
 type MonotonicClock struct{ start time.Time }
 
+var _ Clock = (*MonotonicClock)(nil)
+
 // NewMonotonicClock starts a clock at zero now.
 func NewMonotonicClock() *MonotonicClock { return &MonotonicClock{start: time.Now()} }
 

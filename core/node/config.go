@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/raftadapter"
 	"github.com/lockstep/lockstep/core/tracing"
 )
 
@@ -35,16 +36,6 @@ type Peer struct {
 	HTTPAddr string
 }
 
-// Stores are the durable parts of a node. Tests and the simulator keep them
-// across a crash-restart to model a disk that survives.
-type Stores struct {
-	Log      raft.LogStore
-	Stable   raft.StableStore
-	Snapshot raft.SnapshotStore
-	// Close releases files; nil for in-memory stores.
-	Close func() error
-}
-
 // Config configures one node. Zero durations take the defaults below.
 type Config struct {
 	ID       string
@@ -58,7 +49,7 @@ type Config struct {
 	Bootstrap bool
 
 	Transport raft.Transport
-	Stores    Stores
+	Stores    raftadapter.Stores
 	Forwarder Forwarder
 
 	// LeaseIDs supplies lease id randomness; nil uses crypto/rand. The
@@ -98,28 +89,13 @@ type Config struct {
 	// Group names the lock group in errors and metrics ("1" for shard 1).
 	Group string
 
-	// Bug turns on one deliberate mistake for the testbed (see bugs.go);
-	// "" in production.
-	Bug Bug
-
-	// OnEvent, when set, sees every state machine event this node applies
-	// (the simulator records them as the trace).
-	OnEvent func(lock.Event)
-	// OnApply, when set, sees each command entry right after it applied:
-	// its index and bytes, and the state it left (read-only, valid only
-	// during the call). The simulator compares replicas with it.
-	OnApply func(index uint64, entry []byte, state *lock.State)
-	// OnApplyPanic, when set, is told of a panic raised while an entry
-	// applied (a broken state machine invariant), with the entry's index
-	// and the stack, instead of the panic ending the process; the node
-	// then applies nothing more and fails every later entry. The simulator
-	// reports it as a finding; production leaves it nil and crashes.
-	OnApplyPanic func(index uint64, value any, stack []byte)
-	// OnWake, when set, sees each wake-up of blocked callers by an applied
-	// entry: the queued request (lease id) whose grant or cancel woke its
-	// caller(s), or, for a freed lock, a zero id and how many racers woke
-	// (the thundering-herd check).
-	OnWake func(resource string, index uint64, lease lock.LeaseID, woken int)
+	// Events, when set, sees every state machine event this node applies,
+	// in apply order, on the apply path (it must not block): lockd's gRPC
+	// change feed.
+	Events func(lock.Event)
+	// Hooks are the testbed's probes and bug mode (hooks.go); nil in
+	// production.
+	Hooks *Hooks
 	// Stages, when set, times each request's steps through this node (see
 	// Stage); nil in the simulator and tests.
 	Stages StageObserver
@@ -138,8 +114,7 @@ func (c *Config) setDefaults() {
 	if c.Lock == (lock.Config{}) {
 		c.Lock = lock.DefaultConfig()
 	}
-	c.Lock.Bugs = lock.Bugs{TokenInMemory: c.Bug == BugTokenInMemory, QueueInMemory: c.Bug == BugQueueInMemory,
-		ForgetSettled: c.Bug == BugForgetSettled}
+	c.Lock.Bugs = c.hooks().Bug.lockBugs()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -183,8 +158,18 @@ func (c *Config) setDefaults() {
 // DefaultProposeDepth is Config.ProposeDepth's default.
 const DefaultProposeDepth = 1
 
-func (c *Config) validate() error {
-	if err := c.Bug.validate(); err != nil {
+// DefaultConfig returns a Config with lockstep's default for every option
+// that has one; the caller adds ID, Peers, Clock, Transport, Stores and
+// Forwarder. New fills any zero option the same way.
+func DefaultConfig() Config {
+	var c Config
+	c.setDefaults()
+	return c
+}
+
+// Validate reports a config New cannot run with.
+func (c *Config) Validate() error {
+	if err := c.hooks().Bug.validate(); err != nil {
 		return err
 	}
 	if c.ID == "" {

@@ -22,15 +22,13 @@ type fsm struct {
 	notify *notifier
 	// onEvent sees every event in apply order (the simulator's trace).
 	onEvent func(lock.Event)
-	// wallClock is set only under BugWallClockExpiry.
-	wallClock Clock
 	// applied sees each command entry after its events are dispatched;
 	// restored sees the state a snapshot restored.
 	applied  func(appliedEntry)
 	restored func(*lock.State)
-	// onApply is Config.OnApply.
+	// onApply is Hooks.OnApply.
 	onApply func(index uint64, entry []byte, state *lock.State)
-	// onPanic is Config.OnApplyPanic; broken is set once it was called:
+	// onPanic is Hooks.OnApplyPanic; broken is set once it was called:
 	// the state may be half-changed, so nothing more is applied.
 	onPanic func(index uint64, value any, stack []byte)
 	broken  error
@@ -117,15 +115,10 @@ func (f *fsm) applyCommand(l *raft.Log, e codec.Entry, slot int, watched []lock.
 		// Skipped on every replica alike, as a corrupt entry is.
 		return applied{err: fmt.Errorf("entry %d command %d: %w", l.Index, slot, err)}, watched
 	}
-	term := l.Term
-	if f.wallClock != nil {
-		// BugWallClockExpiry: this replica's own clock, one endless "term".
-		term, cmd.Mono = 0, int64(f.wallClock.Now())
-	}
 	if f.broken != nil {
 		return applied{err: f.broken}, watched
 	}
-	res, events, err := f.applyEntry(lock.Entry{Index: l.Index, Slot: slot, Term: term, Command: cmd})
+	res, events, err := f.applyEntry(lock.Entry{Index: l.Index, Slot: slot, Term: l.Term, Command: cmd})
 	if err != nil {
 		return applied{err: err}, watched
 	}
@@ -226,7 +219,7 @@ var errOlderSnapshot = errors.New("snapshot is older than this replica's state")
 // Every entry a replica applied is committed, so a leader never needs to
 // move it back; yet hashicorp/raft v1.7.2 restores whatever snapshot a
 // leader sends, and a leader sends its own, older one after walking a
-// follower's next index below its log start (see anchorAtFollowerEnd).
+// follower's next index below its log start (see raftadapter's anchor.go).
 // The rewound follower's raft then applies from the snapshot's index over
 // a log compacted past it and panics "log not found". Refusing keeps the
 // state and raft's applied index; the leader retries until it has a newer

@@ -24,7 +24,7 @@ import (
 //   - a restarted process that applies a grant made to a request its node
 //     held, in an entry its earlier process never stored (so never applied
 //     nor delivered; the same index holding an entry of another term does
-//     not count, see stored.go), proposes OpOrphan for its earlier
+//     not count, see raftadapter.StoredLog), proposes OpOrphan for its earlier
 //     process's attempts; the grant is released once no attempt of the
 //     request is left (a retry elsewhere may still tell its caller) and
 //     unless the client claimed it meanwhile (by retrying or renewing);
@@ -92,7 +92,7 @@ func (n *Node) noticeOrphans(index, term uint64, events []lock.Event) {
 		return
 	}
 	for _, ev := range events {
-		if ev.Kind != lock.EventGrant || !ev.Queued || !slices.Contains(ev.Hosts, n.cfg.ID) || n.stored.holds(index, term) {
+		if ev.Kind != lock.EventGrant || !ev.Queued || !slices.Contains(ev.Hosts, n.cfg.ID) || n.stored.Holds(index, term) {
 			continue
 		}
 		n.queueRelease(lock.Command{Op: lock.OpOrphan, Resource: ev.Resource, LeaseID: ev.Lease.ID,
@@ -110,7 +110,7 @@ func (n *Node) noticeRestoredOrphans(st *lock.State) {
 		return
 	}
 	st.UnclaimedOf(n.cfg.ID, n.incarnation, func(resource string, id lock.LeaseID, index, term uint64) {
-		if index == 0 || n.stored.holds(index, term) {
+		if index == 0 || n.stored.Holds(index, term) {
 			return
 		}
 		n.queueRelease(lock.Command{Op: lock.OpOrphan, Resource: resource, LeaseID: id, Host: n.cfg.ID, Incarnation: n.incarnation})

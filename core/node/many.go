@@ -2,108 +2,11 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/lockstep/lockstep/core/lock"
 )
-
-// AcquireMany takes every resource of cmd.Resources (all on this group) at
-// once or none (lock.OpAcquireMany). It waits as Acquire does: in FIFO
-// policy in every queue until the one entry that grants them all, or until
-// the wait elapses or the caller leaves (then the request leaves every
-// queue through the log); in throughput policy by trying again each time
-// the resource that blocked it frees. On a grant Result.Leases holds one
-// lease per resource, in request order.
-func (n *Node) AcquireMany(ctx context.Context, cmd lock.Command) (lock.Result, error) {
-	cmd.Op = lock.OpAcquireMany
-	cmd.LeaseID = n.cfg.LeaseIDs()
-	cmd.Host, cmd.Incarnation = n.cfg.ID, n.incarnation
-	if err := n.cfg.Lock.Check(&cmd); err != nil {
-		return lock.Result{}, err
-	}
-	if cmd.Policy == lock.Throughput && cmd.WaitMs > 0 {
-		return n.acquireManyRacing(ctx, cmd)
-	}
-	waitingFor := cmd.LeaseID
-	var grants <-chan []lock.Event
-	stop := func() {}
-	if cmd.WaitMs > 0 {
-		grants, stop = n.notify.waitMany(waitingFor, cmd.Resources)
-	}
-	defer func() { stop() }()
-	res, err := n.proposeAttempt(ctx, cmd)
-	if err != nil {
-		return res, err
-	}
-	if err := resultError(res); err != nil {
-		return res, err
-	}
-	if !res.Queued {
-		return res, nil
-	}
-	if res.Lease.ID != waitingFor {
-		// A retry (same request id) joined the first attempt, still queued:
-		// wait for that one, checking the local state after registering in
-		// case its grant was applied here before we listened.
-		stop()
-		waitingFor = res.Lease.ID
-		grants, stop = n.notify.waitMany(waitingFor, cmd.Resources)
-		if granted, ok := n.localManyGrant(cmd.Resources, waitingFor); ok {
-			return granted, nil
-		}
-	}
-	timer := time.NewTimer(time.Duration(cmd.WaitMs) * time.Millisecond)
-	defer timer.Stop()
-	select {
-	case evs := <-grants:
-		if evs[0].Kind == lock.EventGrant {
-			return manyGranted(cmd.Resources, waitingFor, evs)
-		}
-		// Dropped from every queue by the state machine (deadline, hello,
-		// suspects), in one entry.
-		return lock.Result{Position: res.Position, LogTime: evs[0].LogTime}, nil
-	case <-timer.C:
-	case <-ctx.Done():
-	case <-n.done:
-		return lock.Result{}, fmt.Errorf("%w: %w while the request waited", ErrIndeterminate, ErrShutdown)
-	}
-	return n.giveUpMany(ctx, cmd.Resources, waitingFor, cmd.LeaseID, res.Position)
-}
-
-// giveUpMany is giveUp for a multi request: one cancel through the log
-// takes it out of every queue at once, or finds it granted meanwhile
-// (then reported, or released as this attempt's orphans when the caller
-// has left), or still queued for another attempt of the same request.
-func (n *Node) giveUpMany(ctx context.Context, resources []string, id, attempt lock.LeaseID, position int) (lock.Result, error) {
-	callerGone := ctx.Err() != nil
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.ProposeTimeout)
-	defer cancel()
-	cmd := lock.Command{Op: lock.OpCancel, Resources: resources, LeaseID: id, Owner: attempt, CallerGone: callerGone}
-	res, err := n.propose(cctx, cmd)
-	if err != nil {
-		if errors.Is(err, ErrIndeterminate) {
-			return res, err
-		}
-		// Still queued, and the cancel did not apply: a grant may follow.
-		return lock.Result{}, fmt.Errorf("%w: the request is queued and its cancel did not apply: %w", ErrIndeterminate, err)
-	}
-	if err := resultError(res); err != nil {
-		return res, err
-	}
-	if callerGone {
-		return lock.Result{LogTime: res.LogTime}, ctx.Err()
-	}
-	if res.Granted {
-		return res, nil
-	}
-	res.Queued = false
-	if res.Position == 0 {
-		res.Position = position
-	}
-	return res, nil
-}
 
 // manyGranted builds the answer of a queued multi request from its grant
 // events (one entry, one per resource).

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/raftadapter"
 )
 
 // Node is one member of a lock group.
@@ -27,7 +28,7 @@ type Node struct {
 	// attempts are this process's acquires whose callers may leave
 	// without an answer (abandoned.go).
 	incarnation uint64
-	stored      storedLog
+	stored      raftadapter.StoredLog
 	releases    chan lock.Command
 	attempts    attempts
 	done        chan struct{}
@@ -47,7 +48,7 @@ type Node struct {
 // same command line restarts a node), and starts the expiry ticker.
 func New(cfg Config) (*Node, error) {
 	cfg.setDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, peers: make(map[raft.ServerID]Peer), done: make(chan struct{}),
@@ -56,8 +57,9 @@ func New(cfg Config) (*Node, error) {
 	for _, p := range cfg.Peers {
 		n.peers[raft.ServerID(p.ID)] = p
 	}
-	n.notify = newNotifier(cfg.OnWake)
-	f, err := newFSM(cfg.Lock, n.notify, cfg.OnEvent, cfg.WatchHistory)
+	hooks := cfg.hooks()
+	n.notify = newNotifier(hooks.OnWake)
+	f, err := newFSM(cfg.Lock, n.notify, bothEvents(cfg.Events, hooks.OnEvent), cfg.WatchHistory)
 	if err != nil {
 		return nil, err
 	}
@@ -67,25 +69,22 @@ func New(cfg Config) (*Node, error) {
 		n.logEvents(e.events)
 	}
 	f.restored = n.noticeRestoredOrphans
-	f.onApply = cfg.OnApply
-	f.onPanic = cfg.OnApplyPanic
+	f.onApply = hooks.OnApply
+	f.onPanic = hooks.OnApplyPanic
 	f.timed = cfg.Stages != nil || cfg.Tracer != nil
 	n.fsm = f
-	stored, err := readStoredLog(cfg.Stores)
+	stored, err := raftadapter.ReadStoredLog(cfg.Stores)
 	if err != nil {
 		return nil, err
 	}
 	n.stored = stored
-	if n.bug(BugWallClockExpiry) {
-		f.wallClock = cfg.Clock
-	}
 	if cfg.Bootstrap {
 		if err := n.bootstrap(); err != nil {
 			return nil, err
 		}
 	}
-	r, err := raft.NewRaft(cfg.raftConfig(), f, KeepCompactionEdge(cfg.Stores.Log), cfg.Stores.Stable, cfg.Stores.Snapshot,
-		GroupTransport(cfg.Transport, cfg.ElectionTimeout))
+	r, err := raft.NewRaft(cfg.raftConfig(), n.bugFSM(f), raftadapter.KeepCompactionEdge(cfg.Stores.Log), cfg.Stores.Stable, cfg.Stores.Snapshot,
+		raftadapter.GroupTransport(cfg.Transport, cfg.ElectionTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}

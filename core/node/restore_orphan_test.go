@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/lockstep/lockstep/core/lock"
+	"github.com/lockstep/lockstep/core/raftadapter"
 )
 
 // TestRestoredOrphanReleased: goal — a restarted process that catches up
@@ -41,18 +44,18 @@ func TestRestoredOrphanReleased(t *testing.T) {
 	}
 	snap := src.Snapshot()
 	cases := []struct {
-		name   string
-		stored storedLog
-		want   bool
+		name       string
+		last, term uint64 // n2's stores held entries 1..last, all of term
+		want       bool
 	}{
-		{"grant never stored", storedLog{last: 3, runs: []termRun{{first: 1, term: 2}}}, true},
-		{"another term's entry stored at the grant's index", storedLog{last: 4, runs: []termRun{{first: 1, term: 1}}}, true},
-		{"grant stored", storedLog{last: 4, runs: []termRun{{first: 1, term: 2}}}, false},
-		{"empty disk", storedLog{empty: true}, false},
+		{"grant never stored", 3, 2, true},
+		{"another term's entry stored at the grant's index", 4, 1, true},
+		{"grant stored", 4, 2, false},
+		{"empty disk", 0, 0, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			n := &Node{cfg: Config{ID: "n2"}, incarnation: 5, stored: tc.stored, releases: make(chan lock.Command, 4)}
+			n := &Node{cfg: Config{ID: "n2"}, incarnation: 5, stored: storedLog(t, tc.last, tc.term), releases: make(chan lock.Command, 4)}
 			f, err := newFSM(lock.DefaultConfig(), newNotifier(nil), nil, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -72,4 +75,21 @@ func TestRestoredOrphanReleased(t *testing.T) {
 			}
 		})
 	}
+}
+
+// storedLog is what a process finds in stores holding entries 1..last, all
+// of term (none when last is 0).
+func storedLog(t *testing.T, last, term uint64) raftadapter.StoredLog {
+	t.Helper()
+	st := raftadapter.NewMemStores()
+	for i := uint64(1); i <= last; i++ {
+		if err := st.Log.StoreLog(&raft.Log{Index: i, Term: term, Type: raft.LogCommand}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := raftadapter.ReadStoredLog(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -15,7 +15,7 @@ import (
 // codec part, alone.
 func BenchmarkCodecAcquire(b *testing.B) {
 	body := []byte(`{"resource":"orders/42","client_id":"client-07","ttl":10000,"wait":5000,"request_id":"5f1c0a9e2b7d4c13","mode":"exclusive","policy":"fifo"}`)
-	reply := api.AcquireResponse{Granted: true, LeaseID: "0194f3c2a1b24c5d8e9f0a1b2c3d4e5f", FencingToken: 123456, ExpiresIn: 10000, Mode: api.Exclusive, LogTime: 1_764_000_000_000}
+	reply := api.AcquireResponse{Granted: true, LeaseID: "0194f3c2a1b24c5d8e9f0a1b2c3d4e5f", FencingToken: 123456, ExpiresInMs: 10000, Mode: api.Exclusive, LogTimeMs: 1_764_000_000_000}
 	var in api.AcquireRequest
 	if err := decode(body, &in); err != nil {
 		b.Fatal(err)

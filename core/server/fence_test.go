@@ -20,7 +20,7 @@ func TestFenceIsTheHighestHolderToken(t *testing.T) {
 		t.Helper()
 		code, b := do(t, "GET", ts.URL+api.PathFence+"?resource="+resource, "")
 		var out api.FenceResponse
-		if err := json.Unmarshal(b, &out); err != nil || code != 200 || out.Resource != resource || out.LogTime <= 0 ||
+		if err := json.Unmarshal(b, &out); err != nil || code != 200 || out.Resource != resource || out.LogTimeMs <= 0 ||
 			!strings.Contains(string(b), `"holder_token_max":`) {
 			t.Fatalf("fence %s = %d %s", resource, code, b)
 		}

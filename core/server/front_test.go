@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/lockstep/lockstep/core/server"
@@ -17,5 +18,22 @@ func front(t testing.TB, h *shard.Host, svc service.Config, http server.Config) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return server.New(s, http)
+	srv, err := server.New(s, http)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// TestNewRefusesNegativeLimits: goal — a negative limit is refused, not
+// silently replaced by the default. Method: each field negative in turn.
+func TestNewRefusesNegativeLimits(t *testing.T) {
+	for _, cfg := range []server.Config{{MaxBodyBytes: -1}, {ReadTimeout: -1}, {WriteTimeout: -1}, {IdleTimeout: -1}} {
+		if err := cfg.Validate(); !errors.Is(err, server.ErrConfig) {
+			t.Errorf("%+v: Validate %v, want ErrConfig", cfg, err)
+		}
+	}
+	if err := server.DefaultConfig().Validate(); err != nil {
+		t.Errorf("DefaultConfig: %v", err)
+	}
 }

@@ -14,7 +14,7 @@ func (s *Server) acquire(req *request) (any, error) {
 	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
-	req.allowWait(time.Duration(max(in.Wait, 0)) * time.Millisecond)
+	req.allowWait(time.Duration(max(in.WaitMs, 0)) * time.Millisecond)
 	return s.svc.Acquire(req.r.Context(), in)
 }
 
@@ -23,7 +23,7 @@ func (s *Server) acquireMany(req *request) (any, error) {
 	if err := decode(req.body, &in); err != nil {
 		return nil, err
 	}
-	req.allowWait(time.Duration(max(in.Wait, 0)) * time.Millisecond)
+	req.allowWait(time.Duration(max(in.WaitMs, 0)) * time.Millisecond)
 	return s.svc.AcquireMany(req.r.Context(), in)
 }
 

@@ -87,7 +87,7 @@ func TestAcquireManyAtomicOnOneShard(t *testing.T) {
 		t.Fatalf("acquire_many = %d %+v %+v; want 3 leases, atomic", code, got, e)
 	}
 	for i, l := range got.Leases {
-		if l.Resource != names[i] || l.LeaseID == "" || l.FencingToken == 0 || l.ExpiresIn <= 0 {
+		if l.Resource != names[i] || l.LeaseID == "" || l.FencingToken == 0 || l.ExpiresInMs <= 0 {
 			t.Fatalf("lease %d = %+v, want one for %q", i, l, names[i])
 		}
 	}

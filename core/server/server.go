@@ -51,6 +51,17 @@ func DefaultConfig() Config {
 	}
 }
 
+// Validate refuses a negative size or timeout; zero takes the default.
+func (c Config) Validate() error {
+	if c.MaxBodyBytes < 0 || c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0 {
+		return fmt.Errorf("%w: MaxBodyBytes, ReadTimeout, WriteTimeout and IdleTimeout must not be negative", ErrConfig)
+	}
+	return nil
+}
+
+// ErrConfig marks an unusable Config.
+var ErrConfig = errors.New("server: invalid config")
+
 // Connection limits of HTTPServer.
 const (
 	// maxHeaderBytes bounds a request's header block.
@@ -69,11 +80,15 @@ type Server struct {
 	mux     *http.ServeMux
 }
 
-// New builds the HTTP API over svc. Its series go into svc's registry,
-// which GET /metrics serves.
-func New(svc *service.Service, cfg Config) *Server {
+// New builds the HTTP API over svc; zero fields of cfg take
+// DefaultConfig's. Its series go into svc's registry, which GET /metrics
+// serves.
+func New(svc *service.Service, cfg Config) (*Server, error) {
 	if svc == nil {
-		panic("server.New: nil service")
+		return nil, fmt.Errorf("%w: nil service", ErrConfig)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	def := DefaultConfig()
 	if cfg.MaxBodyBytes <= 0 {
@@ -108,7 +123,7 @@ func New(svc *service.Service, cfg Config) *Server {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.CodeNotFound, "no such endpoint: "+r.URL.Path)
 	})
-	return s
+	return s, nil
 }
 
 // HTTPServer returns an http.Server for Handler with the connection limits

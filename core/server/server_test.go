@@ -133,7 +133,7 @@ func TestLockLifecycle(t *testing.T) {
 	var got api.AcquireResponse
 	code, b := do(t, "POST", ts.URL+api.PathAcquire, `{"resource":"r","client_id":"a","ttl":5000,"mode":"shared"}`)
 	if err := json.Unmarshal(b, &got); err != nil || code != 200 || !got.Granted || got.Mode != api.Shared ||
-		got.ExpiresIn != 5000 || got.FencingToken == 0 || len(got.LeaseID) != 32 {
+		got.ExpiresInMs != 5000 || got.FencingToken == 0 || len(got.LeaseID) != 32 {
 		t.Fatalf("acquire = %d %s", code, b)
 	}
 	code, b = do(t, "POST", ts.URL+api.PathAcquire, `{"resource":"r","client_id":"b","ttl":5000}`)
@@ -147,7 +147,7 @@ func TestLockLifecycle(t *testing.T) {
 	}
 	code, b = do(t, "POST", ts.URL+api.PathRenew, `{"resource":"r","lease_id":"`+got.LeaseID+`","ttl":9000}`)
 	var rn api.RenewResponse
-	if err := json.Unmarshal(b, &rn); err != nil || code != 200 || rn.ExpiresIn != 9000 || rn.FencingToken != got.FencingToken {
+	if err := json.Unmarshal(b, &rn); err != nil || code != 200 || rn.ExpiresInMs != 9000 || rn.FencingToken != got.FencingToken {
 		t.Fatalf("renew = %d %s", code, b)
 	}
 	if code, b = do(t, "POST", ts.URL+api.PathRelease, `{"resource":"r","lease_id":"`+got.LeaseID+`"}`); code != 200 {

@@ -31,7 +31,7 @@ func (s *Service) Fence(ctx context.Context, resource string) (api.FenceResponse
 	if err != nil {
 		return api.FenceResponse{}, fmt.Errorf("fence %q: %w", resource, err)
 	}
-	out := api.FenceResponse{Resource: resource, LogTime: ms(res.LogTime)}
+	out := api.FenceResponse{Resource: resource, LogTimeMs: ms(res.LogTime)}
 	for _, h := range res.Status.Holders {
 		out.HolderTokenMax = max(out.HolderTokenMax, h.Token)
 	}

@@ -61,7 +61,7 @@ func (s *Service) AcquireMany(ctx context.Context, in api.AcquireManyRequest) (a
 	if err := s.admitAcquire(&cmd, in.Resources...); err != nil {
 		return api.AcquireManyResponse{}, err
 	}
-	ctx, cancel := s.deadline(ctx, time.Duration(in.Wait)*time.Millisecond)
+	ctx, cancel := s.deadline(ctx, time.Duration(in.WaitMs)*time.Millisecond)
 	defer cancel()
 	if len(parts) == 1 {
 		res, err := parts[0].node.AcquireMany(ctx, cmd)
@@ -88,9 +88,9 @@ func manyCommand(in *api.AcquireManyRequest) (lock.Command, error) {
 		return lock.Command{}, err
 	}
 	switch {
-	case in.TTL <= 0:
+	case in.TTLMs <= 0:
 		return lock.Command{}, fmt.Errorf("%w: ttl is required and must be > 0 ms", lock.ErrInvalid)
-	case in.Wait < 0:
+	case in.WaitMs < 0:
 		return lock.Command{}, fmt.Errorf("%w: wait must be >= 0 ms", lock.ErrInvalid)
 	case in.Order != "" && in.Order != api.OrderCanonical:
 		return lock.Command{}, fmt.Errorf("%w: unknown order %q (want canonical or none)", lock.ErrInvalid, in.Order)
@@ -107,7 +107,7 @@ func manyCommand(in *api.AcquireManyRequest) (lock.Command, error) {
 	}
 	return lock.Command{
 		Resources: in.Resources, ClientID: in.ClientID, RequestID: in.RequestID,
-		Mode: mode, Policy: policy, TTLMs: in.TTL, WaitMs: in.Wait,
+		Mode: mode, Policy: policy, TTLMs: in.TTLMs, WaitMs: in.WaitMs,
 	}, nil
 }
 
@@ -174,7 +174,7 @@ func (s *Service) acquireCanonical(ctx context.Context, cmd lock.Command, parts 
 			byResource[r] = manyLease(r, granted[i].Leases[j], granted[i].LogTime)
 		}
 	}
-	out := api.AcquireManyResponse{Granted: true, Kind: api.KindCanonical, LogTime: ms(granted[len(granted)-1].LogTime)}
+	out := api.AcquireManyResponse{Granted: true, Kind: api.KindCanonical, LogTimeMs: ms(granted[len(granted)-1].LogTime)}
 	for _, r := range cmd.Resources {
 		out.Leases = append(out.Leases, byResource[r])
 	}
@@ -199,7 +199,7 @@ func (s *Service) releaseTaken(ctx context.Context, taken []shardPart, granted [
 
 // manyResponse is the reply for one shard's answer to resources.
 func manyResponse(kind api.ManyKind, resources []string, res lock.Result) api.AcquireManyResponse {
-	out := api.AcquireManyResponse{Kind: kind, Leases: []api.ManyLease{}, LogTime: ms(res.LogTime)}
+	out := api.AcquireManyResponse{Kind: kind, Leases: []api.ManyLease{}, LogTimeMs: ms(res.LogTime)}
 	if !res.Granted {
 		out.Blocked, out.QueuePosition = res.Blocked, res.Position
 		return out
@@ -212,5 +212,5 @@ func manyResponse(kind api.ManyKind, resources []string, res lock.Result) api.Ac
 }
 
 func manyLease(resource string, l lock.Lease, logTime int64) api.ManyLease {
-	return api.ManyLease{Resource: resource, LeaseID: l.ID.String(), FencingToken: l.Token, ExpiresIn: expiresIn(l.ExpiresAt, logTime)}
+	return api.ManyLease{Resource: resource, LeaseID: l.ID.String(), FencingToken: l.Token, ExpiresInMs: expiresIn(l.ExpiresAt, logTime)}
 }

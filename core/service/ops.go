@@ -31,20 +31,20 @@ func (s *Service) Acquire(ctx context.Context, in api.AcquireRequest) (api.Acqui
 	if err != nil {
 		return api.AcquireResponse{}, err
 	}
-	if in.TTL <= 0 {
+	if in.TTLMs <= 0 {
 		return api.AcquireResponse{}, fmt.Errorf("%w: ttl is required and must be > 0 ms", lock.ErrInvalid)
 	}
-	if in.Wait < 0 {
+	if in.WaitMs < 0 {
 		return api.AcquireResponse{}, fmt.Errorf("%w: wait must be >= 0 ms", lock.ErrInvalid)
 	}
 	cmd := lock.Command{
 		Resource: in.Resource, ClientID: in.ClientID, RequestID: in.RequestID,
-		Mode: mode, Policy: policy, TTLMs: in.TTL, WaitMs: in.Wait,
+		Mode: mode, Policy: policy, TTLMs: in.TTLMs, WaitMs: in.WaitMs,
 	}
 	if err := s.admitAcquire(&cmd, in.Resource); err != nil {
 		return api.AcquireResponse{}, err
 	}
-	ctx, cancel := s.deadline(ctx, time.Duration(in.Wait)*time.Millisecond)
+	ctx, cancel := s.deadline(ctx, time.Duration(in.WaitMs)*time.Millisecond)
 	defer cancel()
 	n, _, err := s.host.For(in.Resource)
 	if err != nil {
@@ -58,15 +58,15 @@ func (s *Service) Acquire(ctx context.Context, in api.AcquireRequest) (api.Acqui
 		return api.AcquireResponse{}, err
 	}
 	if !res.Granted {
-		return api.AcquireResponse{QueuePosition: res.Position, LogTime: ms(res.LogTime)}, nil
+		return api.AcquireResponse{QueuePosition: res.Position, LogTimeMs: ms(res.LogTime)}, nil
 	}
 	return api.AcquireResponse{
 		Granted:      true,
 		LeaseID:      res.Lease.ID.String(),
 		FencingToken: res.Lease.Token,
-		ExpiresIn:    expiresIn(res.Lease.ExpiresAt, res.LogTime),
+		ExpiresInMs:  expiresIn(res.Lease.ExpiresAt, res.LogTime),
 		Mode:         api.Mode(res.Lease.Mode.String()),
-		LogTime:      ms(res.LogTime),
+		LogTimeMs:    ms(res.LogTime),
 	}, nil
 }
 
@@ -89,7 +89,7 @@ func (s *Service) Release(ctx context.Context, in api.ReleaseRequest) (api.Relea
 	if err != nil {
 		return api.ReleaseResponse{}, err
 	}
-	return api.ReleaseResponse{Released: true, LogTime: ms(res.LogTime)}, nil
+	return api.ReleaseResponse{Released: true, LogTimeMs: ms(res.LogTime)}, nil
 }
 
 // Renew extends a lease to now+ttl (POST /lock/renew).
@@ -101,7 +101,7 @@ func (s *Service) Renew(ctx context.Context, in api.RenewRequest) (api.RenewResp
 	if err != nil {
 		return api.RenewResponse{}, err
 	}
-	if in.TTL < 0 {
+	if in.TTLMs < 0 {
 		return api.RenewResponse{}, fmt.Errorf("%w: ttl must be >= 0 ms", lock.ErrInvalid)
 	}
 	ctx, cancel := s.deadline(ctx, 0)
@@ -110,14 +110,14 @@ func (s *Service) Renew(ctx context.Context, in api.RenewRequest) (api.RenewResp
 	if err != nil {
 		return api.RenewResponse{}, err
 	}
-	res, err := n.Renew(ctx, in.Resource, id, in.TTL)
+	res, err := n.Renew(ctx, in.Resource, id, in.TTLMs)
 	if err != nil {
 		return api.RenewResponse{}, err
 	}
 	return api.RenewResponse{
-		ExpiresIn:    expiresIn(res.Lease.ExpiresAt, res.LogTime),
+		ExpiresInMs:  expiresIn(res.Lease.ExpiresAt, res.LogTime),
 		FencingToken: res.Lease.Token,
-		LogTime:      ms(res.LogTime),
+		LogTimeMs:    ms(res.LogTime),
 	}, nil
 }
 
@@ -154,13 +154,13 @@ func (s *Service) Status(ctx context.Context, resource string, stale bool) (api.
 		}
 		st, logTime = *res.Status, res.LogTime
 	}
-	out := api.StatusResponse{Resource: resource, Holders: []api.Holder{}, Queue: []api.Waiter{}, LogTime: ms(logTime),
+	out := api.StatusResponse{Resource: resource, Holders: []api.Holder{}, Queue: []api.Waiter{}, LogTimeMs: ms(logTime),
 		CaughtUp: caughtUp}
 	for _, h := range st.Holders {
 		// Never the id itself: it would let any reader release the lease.
 		out.Holders = append(out.Holders, api.Holder{
 			ClientID: h.ClientID, LeaseFingerprint: api.LeaseFingerprint(h.ID.String()), Mode: api.Mode(h.Mode.String()),
-			FencingToken: h.Token, ExpiresIn: expiresIn(h.ExpiresAt, logTime),
+			FencingToken: h.Token, ExpiresInMs: expiresIn(h.ExpiresAt, logTime),
 		})
 	}
 	for _, w := range st.Queue {

@@ -180,7 +180,7 @@ func readShard(ctx context.Context, p shardWatch, keep func(lock.Event) bool, ou
 
 func watchEvent(ev lock.Event) api.WatchEvent {
 	out := api.WatchEvent{Kind: ev.Kind.String(), Resource: ev.Resource, ClientID: ev.Lease.ClientID,
-		LeaseFingerprint: api.LeaseFingerprint(ev.Lease.ID.String()), Mode: api.Mode(ev.Lease.Mode.String()), LogTime: ms(ev.LogTime)}
+		LeaseFingerprint: api.LeaseFingerprint(ev.Lease.ID.String()), Mode: api.Mode(ev.Lease.Mode.String()), LogTimeMs: ms(ev.LogTime)}
 	switch ev.Kind {
 	case lock.EventGrant, lock.EventRelease, lock.EventExpire:
 		out.FencingToken = ev.Lease.Token

@@ -21,12 +21,13 @@ import (
 	"github.com/lockstep/lockstep/core/meta"
 	"github.com/lockstep/lockstep/core/node"
 	"github.com/lockstep/lockstep/core/placement"
+	"github.com/lockstep/lockstep/core/raftadapter"
 )
 
 // Env is what one Raft group of a member runs on.
 type Env struct {
 	Transport raft.Transport
-	Stores    node.Stores
+	Stores    raftadapter.Stores
 }
 
 // Config configures a member's groups.

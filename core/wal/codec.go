@@ -158,21 +158,30 @@ func decodeEntries(p []byte) (record, error) {
 	return record{kind: p[0], entries: entries}, nil
 }
 
+// getBytes reads a log entry's length-prefixed field: nil when empty, and
+// capped, so an append to it cannot run into the next field.
 func getBytes(p []byte, off int) ([]byte, int, error) {
+	b, off, err := getField(p, off)
+	if len(b) == 0 {
+		return nil, off, err
+	}
+	return b[:len(b):len(b)], off, nil
+}
+
+// getField reads a length-prefixed field, aliasing p. An empty field is
+// not nil: the stable store's Get of an empty value is not "missing".
+func getField(p []byte, off int) ([]byte, int, error) {
 	if len(p)-off < 4 {
 		return nil, off, fmt.Errorf("length truncated: %w", ErrCorrupt)
 	}
-	n32 := binary.LittleEndian.Uint32(p[off:])
+	n := binary.LittleEndian.Uint32(p[off:])
 	off += 4
 	// Compare unsigned so a huge length cannot turn negative as an int.
-	if uint64(n32) > uint64(len(p)-off) {
-		return nil, off, fmt.Errorf("length %d exceeds the %d bytes left: %w", n32, len(p)-off, ErrCorrupt)
+	if uint64(n) > uint64(len(p)-off) {
+		return nil, off, fmt.Errorf("length %d exceeds the %d bytes left: %w", n, len(p)-off, ErrCorrupt)
 	}
-	n := int(n32)
-	if n == 0 {
-		return nil, off, nil
-	}
-	return p[off : off+n : off+n], off + n, nil
+	end := off + int(n)
+	return p[off:end], end, nil
 }
 
 // encodeBatch copies logs (raft may reuse them once StoreLogs returns) and

@@ -120,11 +120,11 @@ func decodeStable(raw []byte) (map[string][]byte, error) {
 	kv := make(map[string][]byte, count)
 	off := 0
 	for i := range count {
-		k, next, err := getStableBytes(p, off)
+		k, next, err := getField(p, off)
 		if err != nil {
 			return nil, fmt.Errorf("key %d: %w", i, err)
 		}
-		v, next, err := getStableBytes(p, next)
+		v, next, err := getField(p, next)
 		if err != nil {
 			return nil, fmt.Errorf("value %d: %w", i, err)
 		}
@@ -134,21 +134,6 @@ func decodeStable(raw []byte) (map[string][]byte, error) {
 		return nil, fmt.Errorf("%d trailing bytes in stable file: %w", len(p)-off, ErrCorrupt)
 	}
 	return kv, nil
-}
-
-// getStableBytes reads a length-prefixed field; unlike the log codec it
-// keeps empty values non-nil so Get of an empty value is not "missing".
-func getStableBytes(p []byte, off int) ([]byte, int, error) {
-	if len(p)-off < 4 {
-		return nil, off, fmt.Errorf("length truncated: %w", ErrCorrupt)
-	}
-	n := binary.LittleEndian.Uint32(p[off:])
-	off += 4
-	if uint64(n) > uint64(len(p)-off) {
-		return nil, off, fmt.Errorf("length %d exceeds the %d bytes left: %w", n, len(p)-off, ErrCorrupt)
-	}
-	end := off + int(n)
-	return p[off:end], end, nil
 }
 
 // setUint64 stores val under key with set, as 8 big-endian bytes.

@@ -112,8 +112,8 @@ func TestLockCheck(t *testing.T) {
 func TestReplyTrace(t *testing.T) {
 	ms := int64(time.Millisecond)
 	grant := func(id string, token uint64, atMs int64) checker.Op {
-		return checker.Op{Input: models.LockInput{Op: models.Acquire, Resource: "r", TTL: 1000 * ms},
-			Output: models.LockOutput{Granted: true, LeaseID: id, Token: token, LogTime: atMs * ms, ExpiresAt: (atMs + 1000) * ms}}
+		return checker.Op{Input: models.LockInput{Op: models.Acquire, Resource: "r", TTLNs: 1000 * ms},
+			Output: models.LockOutput{Granted: true, LeaseID: id, Token: token, LogTimeNs: atMs * ms, ExpiresAtNs: (atMs + 1000) * ms}}
 	}
 	unknownRelease := checker.Op{Input: models.LockInput{Op: models.Release, Resource: "r", LeaseID: "A"}, Output: models.LockOutput{Unknown: true}}
 	cases := []struct {

@@ -21,6 +21,8 @@ type kvGenerator struct {
 	values int
 }
 
+var _ generator = kvGenerator{}
+
 func (g kvGenerator) next(r *rand.Rand, _ *clientState, _ time.Time) request {
 	key := r.Intn(g.keys)
 	switch r.Intn(3) {

@@ -23,6 +23,8 @@ type lockGenerator struct {
 	resources int
 }
 
+var _ generator = lockGenerator{}
+
 // maxStale bounds the dead leases a client remembers.
 const maxStale = 4
 
@@ -143,7 +145,7 @@ func lockHistory(h *History) (*checker.History, error) {
 		if err := json.Unmarshal(op.Request, &req); err != nil {
 			return nil, fmt.Errorf("op %d: request: %w", op.Index, err)
 		}
-		in := models.LockInput{Op: models.OpKind(op.F), Resource: req.Resource, LeaseID: req.LeaseID, TTL: req.TTL * int64(time.Millisecond)}
+		in := models.LockInput{Op: models.OpKind(op.F), Resource: req.Resource, LeaseID: req.LeaseID, TTLNs: req.TTL * int64(time.Millisecond)}
 		if in.Op == models.Acquire {
 			in.ClientID, in.Mode, in.Wait = cmp.Or(req.Client, op.Client), req.Mode, req.Wait > 0
 		}
@@ -157,14 +159,14 @@ func lockHistory(h *History) (*checker.History, error) {
 		}
 		switch op.Type {
 		case TypeOK:
-			out = models.LockOutput{Granted: rep.Granted, LeaseID: rep.LeaseID, Token: rep.FencingToken, ExpiresAt: rep.ExpiresAtNs, LogTime: rep.LogTimeNs}
+			out = models.LockOutput{Granted: rep.Granted, LeaseID: rep.LeaseID, Token: rep.FencingToken, ExpiresAtNs: rep.ExpiresAtNs, LogTimeNs: rep.LogTimeNs}
 			for _, hv := range rep.Holders {
-				out.Holders = append(out.Holders, models.HolderView{Fingerprint: api.LeaseFingerprint(hv.LeaseID), Mode: hv.Mode, Token: hv.FencingToken, ExpiresAt: hv.ExpiresAtNs})
+				out.Holders = append(out.Holders, models.HolderView{Fingerprint: api.LeaseFingerprint(hv.LeaseID), Mode: hv.Mode, Token: hv.FencingToken, ExpiresAtNs: hv.ExpiresAtNs})
 			}
 		case TypeFail:
 			out.Code = maelstrom.CodeName(*op.Code)
 			if *op.Code == maelstrom.PreconditionFailed && in.Op != models.Acquire {
-				out.Code, out.LogTime = models.CodeNotHolder, rep.LogTimeNs
+				out.Code, out.LogTimeNs = models.CodeNotHolder, rep.LogTimeNs
 			}
 		default:
 			out.Unknown, ret = true, math.MaxInt64
@@ -206,14 +208,14 @@ func replyTrace(ops []checker.Op) []checker.TraceEvent {
 		ev := checker.TraceEvent{Resource: in.Resource, LeaseID: out.LeaseID, Client: in.ClientID, Mode: in.Mode, Token: out.Token}
 		switch {
 		case in.Op == models.Acquire && out.Granted:
-			ev.Kind, ev.LogTime, ev.ExpiresAt = checker.KindGrant, out.ExpiresAt-in.TTL, out.ExpiresAt
+			ev.Kind, ev.LogTime, ev.ExpiresAt = checker.KindGrant, out.ExpiresAtNs-in.TTLNs, out.ExpiresAtNs
 			if doubtful[out.LeaseID] {
 				ev.ExpiresAt = ev.LogTime
 			}
 		case in.Op == models.Renew && !doubtful[in.LeaseID]:
-			ev.Kind, ev.LeaseID, ev.LogTime, ev.ExpiresAt = checker.KindRenew, in.LeaseID, out.LogTime, out.ExpiresAt
+			ev.Kind, ev.LeaseID, ev.LogTime, ev.ExpiresAt = checker.KindRenew, in.LeaseID, out.LogTimeNs, out.ExpiresAtNs
 		case in.Op == models.Release && !doubtful[in.LeaseID]:
-			ev.Kind, ev.LeaseID, ev.LogTime = checker.KindRelease, in.LeaseID, out.LogTime
+			ev.Kind, ev.LeaseID, ev.LogTime = checker.KindRelease, in.LeaseID, out.LogTimeNs
 		default:
 			continue
 		}

@@ -1,9 +1,7 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/lockstep/lockstep/checker"
 )
 
 // Report checks h and writes the run's evidence to dir: history.json,
@@ -21,14 +20,14 @@ func Report(ctx context.Context, h *History, dir, command string, timeout time.D
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	var errs []error
-	if err := writeJSON(filepath.Join(dir, "history.json"), h); err != nil {
+	if err := checker.WriteJSON(filepath.Join(dir, "history.json"), jsonIndent, h); err != nil {
 		errs = append(errs, err)
 	}
 	v, vis, err := Check(ctx, h, timeout)
 	if err != nil {
 		return v, fmt.Errorf("check: %w", errors.Join(append(errs, err)...))
 	}
-	if err := writeJSON(filepath.Join(dir, "verdict.json"), v); err != nil {
+	if err := checker.WriteJSON(filepath.Join(dir, "verdict.json"), jsonIndent, v); err != nil {
 		errs = append(errs, err)
 	}
 	if vis != nil {
@@ -45,16 +44,5 @@ func Report(ctx context.Context, h *History, dir, command string, timeout time.D
 	return v, errors.Join(errs...)
 }
 
-func writeJSON(path string, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
-}
+// jsonIndent is one space: histories run to thousands of operations.
+const jsonIndent = " "

@@ -64,18 +64,3 @@ func acquireError(err error, waitMs int64) *maelstrom.Error {
 	}
 	return maelstrom.NewError(maelstrom.Timeout, fmt.Sprintf("a waiting acquire may still be queued: %v", err))
 }
-
-// forwardError maps a leader's error reply to a forward back to the node
-// error the leader had, in the terms node.Forwarder documents: definite
-// refusals become ErrUnavailable (the proposer may retry), malformed
-// commands lock.ErrInvalid, and the rest stays unknown.
-func forwardError(leader string, e *maelstrom.Error) error {
-	switch {
-	case e.Code == maelstrom.MalformedRequest:
-		return fmt.Errorf("%w: leader %s says %s", lock.ErrInvalid, leader, e.Text)
-	case e.Definite():
-		return fmt.Errorf("%w: leader %s says %s", node.ErrUnavailable, leader, e.Text)
-	default:
-		return fmt.Errorf("leader %s: %s", leader, e.Error())
-	}
-}

@@ -76,39 +76,3 @@ func TestAcquireError(t *testing.T) {
 		}
 	}
 }
-
-// TestForwardError checks how a follower reads the leader's error reply to
-// a forward: definite refusals may be retried (node.ErrUnavailable, which
-// the proposer retries), malformed stays malformed, and indefinite codes
-// are neither, so the proposer reports the outcome unknown.
-func TestForwardError(t *testing.T) {
-	cases := []struct {
-		code    int
-		retry   bool
-		invalid bool
-	}{
-		{maelstrom.TemporarilyUnavailable, true, false},
-		{maelstrom.Abort, true, false},
-		{maelstrom.MalformedRequest, false, true},
-		{maelstrom.Timeout, false, false},
-		{maelstrom.Crash, false, false},
-		{1000, false, false},
-	}
-	for _, c := range cases {
-		err := forwardError("n1", maelstrom.NewError(c.code, "x"))
-		if retry := errors.Is(err, node.ErrUnavailable) || errors.Is(err, node.ErrNotLeader); retry != c.retry {
-			t.Errorf("code %d: retry %v, want %v (%v)", c.code, retry, c.retry, err)
-		}
-		if invalid := errors.Is(err, lock.ErrInvalid); invalid != c.invalid {
-			t.Errorf("code %d: invalid %v, want %v", c.code, invalid, c.invalid)
-		}
-		// What the proposer then reports must stay indefinite for
-		// indefinite leader answers.
-		if !c.retry && !c.invalid {
-			final := ErrorFor(fmt.Errorf("%w: forward to n1: %w", node.ErrIndeterminate, err))
-			if final.Definite() {
-				t.Errorf("code %d: client got definite %d", c.code, final.Code)
-			}
-		}
-	}
-}

@@ -10,27 +10,32 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/lockstep/lockstep/core/forward"
 	"github.com/lockstep/lockstep/core/node"
-	"github.com/lockstep/lockstep/maelstrom"
 )
 
 // kvReplica is one member of the lin-kv Raft group. core/node is the lock
 // state machine and nothing else, so the register workload gets its own
-// small replica: hashicorp/raft with kvFSM, over the same Maelstrom
-// transport and the same forward messages and error mapping as the lock
-// group. Every operation, reads included, goes through the log, so every
-// answer is linearizable.
+// small replica: hashicorp/raft with kvFSM, over the same Maelstrom link,
+// forwarding (core/forward) and error mapping as the lock group. Every
+// operation, reads included, goes through the log, so every answer is
+// linearizable.
 type kvReplica struct {
-	id    string
-	raft  *raft.Raft
-	trans *maelstrom.Transport
-	fwd   *Forwarder
+	id   string
+	raft *raft.Raft
+	fwd  node.Forwarder
+	// proposeTimeout bounds a forwarded command on this leader, as
+	// node.Config.ProposeTimeout does the lock group's: core/forward gives
+	// it no deadline of the forwarding member's.
+	proposeTimeout time.Duration
 }
+
+var _ forward.Group = (*kvReplica)(nil)
 
 // retryDelay is how long a proposer waits for a leader to appear.
 const retryDelay = 10 * time.Millisecond
 
-func newKVReplica(id string, peers []string, trans *maelstrom.Transport, fwd *Forwarder, t Timing) (*kvReplica, error) {
+func newKVReplica(id string, peers []string, trans raft.Transport, fwd node.Forwarder, t Timing, proposeTimeout time.Duration) (*kvReplica, error) {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(id)
 	conf.HeartbeatTimeout = t.Heartbeat
@@ -54,10 +59,8 @@ func newKVReplica(id string, peers []string, trans *maelstrom.Transport, fwd *Fo
 	if err != nil {
 		return nil, fmt.Errorf("start kv raft: %w", err)
 	}
-	return &kvReplica{id: id, raft: r, trans: trans, fwd: fwd}, nil
+	return &kvReplica{id: id, raft: r, fwd: fwd, proposeTimeout: proposeTimeout}, nil
 }
-
-func (r *kvReplica) transport() *maelstrom.Transport { return r.trans }
 
 func (r *kvReplica) shutdown() error { return r.raft.Shutdown().Error() }
 
@@ -127,12 +130,15 @@ func (r *kvReplica) applyLocal(ctx context.Context, b []byte) (kvResult, error) 
 	return res, nil
 }
 
-// serveForward applies a command forwarded by another member, refusing
-// with node.ErrNotLeader unless this node leads.
-func (r *kvReplica) serveForward(ctx context.Context, b []byte) ([]byte, error) {
+// ServeForward implements forward.Group: it applies a command forwarded
+// by another member, refusing with node.ErrNotLeader unless this node
+// leads. Its errors are applyLocal's, classified as core/node's.
+func (r *kvReplica) ServeForward(ctx context.Context, b []byte) ([]byte, error) {
 	if r.raft.State() != raft.Leader {
 		return nil, node.ErrNotLeader
 	}
+	ctx, cancel := context.WithTimeout(ctx, r.proposeTimeout)
+	defer cancel()
 	res, err := r.applyLocal(ctx, b)
 	if err != nil {
 		return nil, err

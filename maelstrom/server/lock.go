@@ -6,18 +6,24 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hashicorp/raft"
+
+	"github.com/lockstep/lockstep/core/forward"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftadapter"
 	"github.com/lockstep/lockstep/maelstrom"
 )
 
-// lockGroup is the real lock node of lockstep on this process.
+// lockGroup is the real lock node of lockstep on this process; the node
+// itself serves the commands (and read-index queries) forwarded to it.
 type lockGroup struct {
-	n     *node.Node
-	trans *maelstrom.Transport
+	*node.Node
 }
 
-func newLockGroup(id string, peers []string, trans *maelstrom.Transport, fwd *Forwarder, opts Options) (*lockGroup, error) {
+var _ forward.ReadIndexGroup = (*lockGroup)(nil)
+
+func newLockGroup(id string, peers []string, trans raft.Transport, fwd node.Forwarder, opts Options) (*lockGroup, error) {
 	var ps []node.Peer
 	for _, p := range peers {
 		ps = append(ps, node.Peer{ID: p, RaftAddr: p})
@@ -27,24 +33,18 @@ func newLockGroup(id string, peers []string, trans *maelstrom.Transport, fwd *Fo
 		ID: id, Peers: ps, Clock: node.NewMonotonicClock(),
 		Logger: opts.Logger.With(slog.String("group", groupLock)), RaftLogs: t.RaftLogs,
 		// Maelstrom nodes keep nothing across a restart: the stores are memory.
-		Bootstrap: true, Transport: trans, Stores: node.NewMemStores(), Forwarder: fwd,
+		Bootstrap: true, Transport: trans, Stores: raftadapter.NewMemStores(), Forwarder: fwd,
 		HeartbeatTimeout: t.Heartbeat, ElectionTimeout: t.Election, LeaderLeaseTimeout: t.LeaderLease,
 		SnapshotThreshold: t.SnapshotThreshold, TrailingLogs: t.TrailingLogs, SnapshotInterval: t.SnapshotInterval,
-		ProposeTimeout: opts.RequestTimeout, Bug: opts.Bug,
+		ProposeTimeout: opts.RequestTimeout, Hooks: &node.Hooks{Bug: opts.Bug},
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &lockGroup{n: n, trans: trans}, nil
+	return &lockGroup{n}, nil
 }
 
-func (g *lockGroup) transport() *maelstrom.Transport { return g.trans }
-
-func (g *lockGroup) serveForward(ctx context.Context, cmd []byte) ([]byte, error) {
-	return g.n.ServeForward(ctx, cmd)
-}
-
-func (g *lockGroup) shutdown() error { return g.n.Shutdown() }
+func (g *lockGroup) shutdown() error { return g.Shutdown() }
 
 // The lock workload's messages (README, "Maelstrom"). Times a client sets
 // are ms; times for checkers are the lock state machine's log time in ns
@@ -111,7 +111,7 @@ func (s *Server) lockNode() (*node.Node, error) {
 	if err != nil {
 		return nil, ErrorFor(err)
 	}
-	return g.(*lockGroup).n, nil
+	return g.(*lockGroup).Node, nil
 }
 
 func (s *Server) handleAcquire(ctx context.Context, msg maelstrom.Message) (any, error) {

@@ -1,8 +1,10 @@
 // Package server is lockstep as a Maelstrom node: the lin-kv workload on a
 // replicated register and the lock workload on the real lock node
-// (core/node), each in its own hashicorp/raft group whose RPCs travel as
-// Maelstrom messages. Any node answers any request; followers forward
-// commands to the leader.
+// (core/node), each in its own hashicorp/raft group. Both groups' Raft
+// RPCs (core/raftlink) and forwarded commands (core/forward) travel on one
+// core/link made of Maelstrom messages (maelstrom.Link), as lockd's do on
+// TCP. Any node answers any request; followers forward commands to the
+// leader.
 package server
 
 import (
@@ -14,15 +16,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockstep/lockstep/core/forward"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftlink"
 	"github.com/lockstep/lockstep/maelstrom"
 )
 
-// Raft group names on the wire.
+// Raft group names, for logs.
 const (
 	groupKV   = "kv"
 	groupLock = "lock"
 )
+
+// raftGroups numbers the groups on the link, for Raft and forwarding.
+var raftGroups = map[string]uint64{groupKV: 1, groupLock: 2}
 
 // Timing is the Raft timing of both groups.
 //
@@ -37,7 +44,8 @@ type Timing struct {
 	Heartbeat   time.Duration
 	Election    time.Duration
 	LeaderLease time.Duration
-	// RPCTimeout bounds one Raft RPC round trip.
+	// RPCTimeout bounds one Raft RPC round trip (raftlink.Config.Timeout):
+	// a message Maelstrom drops is noticed only then.
 	RPCTimeout time.Duration
 	// SnapshotThreshold, TrailingLogs and SnapshotInterval are small in
 	// tests that need InstallSnapshot; zero keeps hashicorp/raft's values.
@@ -98,10 +106,10 @@ type Options struct {
 // DefaultRequestTimeout is Options.RequestTimeout's default.
 const DefaultRequestTimeout = 2 * time.Second
 
-// group is one Raft group of this process.
+// group is one Raft group of this process; as a forward.Group it takes
+// the commands the other members forward to it while it leads.
 type group interface {
-	transport() *maelstrom.Transport
-	serveForward(ctx context.Context, cmd []byte) ([]byte, error)
+	forward.Group
 	shutdown() error
 }
 
@@ -112,13 +120,16 @@ type group interface {
 // with the default timing). The price is the idle group's heartbeats in a
 // run of the other workload.
 type Server struct {
-	node *maelstrom.Node
+	link *maelstrom.Link
+	fwd  *forward.Forwarder
 	opts Options
 	log  *slog.Logger
 
 	mu     sync.Mutex
 	groups map[string]group
-	closed bool
+	// unserve stops forwarding to the started groups.
+	unserve []func()
+	closed  bool
 }
 
 // ErrClosed answers requests that arrive after Close.
@@ -133,10 +144,9 @@ func New(n *maelstrom.Node, opts Options) *Server {
 		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	opts.Timing.setDefaults()
-	s := &Server{node: n, opts: opts, log: opts.Logger, groups: make(map[string]group)}
+	l := maelstrom.NewLink(n)
+	s := &Server{link: l, fwd: forward.New(l, nil), opts: opts, log: opts.Logger, groups: make(map[string]group)}
 	n.OnInit(s.start)
-	n.Handle(maelstrom.RaftRPCType, s.handleRaftRPC)
-	n.Handle(forwardType, s.handleForward)
 	n.Handle("read", s.handleRead)
 	n.Handle("write", s.handleWrite)
 	n.Handle("cas", s.handleCAS)
@@ -151,9 +161,12 @@ func New(n *maelstrom.Node, opts Options) *Server {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	groups := s.groups
-	s.groups = map[string]group{}
+	groups, unserve := s.groups, s.unserve
+	s.groups, s.unserve = map[string]group{}, nil
 	s.mu.Unlock()
+	for _, stop := range unserve {
+		stop()
+	}
 	var errs []error
 	for name, g := range groups {
 		if err := g.shutdown(); err != nil {
@@ -174,30 +187,43 @@ func (s *Server) start(_ context.Context, id string, peers []string) error {
 	if len(s.groups) > 0 {
 		return maelstrom.NewError(maelstrom.MalformedRequest, "init received twice")
 	}
+	cfg := raftlink.DefaultConfig(id)
+	cfg.Timeout = s.opts.Timing.RPCTimeout
+	cfg.QuietWithin = min(cfg.QuietWithin, cfg.Timeout)
+	links, err := raftlink.New(s.link, cfg)
+	if err != nil {
+		return err
+	}
 	for _, name := range []string{groupKV, groupLock} {
-		g, err := s.startGroup(name, id, peers)
+		g, err := s.startGroup(links, name, id, peers)
 		if err != nil {
+			for _, stop := range s.unserve {
+				stop()
+			}
 			for _, started := range s.groups {
 				_ = started.shutdown()
 			}
-			s.groups = map[string]group{}
+			s.groups, s.unserve = map[string]group{}, nil
 			return err
 		}
 		s.groups[name] = g
+		s.unserve = append(s.unserve, s.fwd.Serve(raftGroups[name], g))
 	}
 	return nil
 }
 
 // startGroup starts the named group of this node.
-func (s *Server) startGroup(name, id string, peers []string) (group, error) {
+func (s *Server) startGroup(links *raftlink.Net, name, id string, peers []string) (group, error) {
 	t := s.opts.Timing
-	trans := maelstrom.NewTransport(s.node, id, maelstrom.TransportOptions{Group: name, Timeout: t.RPCTimeout})
-	fwd := NewForwarder(s.node, name)
+	trans, err := links.Transport(raftGroups[name])
+	if err != nil {
+		return nil, fmt.Errorf("start %s group: %w", name, err)
+	}
+	fwd := s.fwd.For(raftGroups[name])
 	var g group
-	var err error
 	switch name {
 	case groupKV:
-		g, err = newKVReplica(id, peers, trans, fwd, t)
+		g, err = newKVReplica(id, peers, trans, fwd, t, s.opts.RequestTimeout)
 	case groupLock:
 		g, err = newLockGroup(id, peers, trans, fwd, s.opts)
 	default:
@@ -218,45 +244,9 @@ func (s *Server) group(name string) (group, error) {
 	if s.closed {
 		return nil, fmt.Errorf("%w: %w", node.ErrUnavailable, ErrClosed)
 	}
-	if g, ok := s.groups[name]; ok {
-		return g, nil
-	}
-	if len(s.groups) == 0 {
+	g, ok := s.groups[name]
+	if !ok {
 		return nil, fmt.Errorf("%w: not initialized", node.ErrUnavailable)
 	}
-	return nil, maelstrom.NewError(maelstrom.MalformedRequest, fmt.Sprintf("unknown raft group %q", name))
-}
-
-type groupBody struct {
-	Group string `json:"group"`
-}
-
-func (s *Server) handleRaftRPC(ctx context.Context, msg maelstrom.Message) (any, error) {
-	var b groupBody
-	if err := msg.Decode(&b); err != nil {
-		return nil, err
-	}
-	g, err := s.group(b.Group)
-	if err != nil {
-		return nil, ErrorFor(err)
-	}
-	return g.transport().Serve(ctx, msg)
-}
-
-func (s *Server) handleForward(ctx context.Context, msg maelstrom.Message) (any, error) {
-	var b forwardBody
-	if err := msg.Decode(&b); err != nil {
-		return nil, err
-	}
-	g, err := s.group(b.Group)
-	if err != nil {
-		return nil, ErrorFor(err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-	defer cancel()
-	out, err := g.serveForward(ctx, b.Cmd)
-	if err != nil {
-		return nil, ErrorFor(err)
-	}
-	return forwardOK{Type: forwardOKType, Result: out}, nil
+	return g, nil
 }

@@ -22,16 +22,33 @@ type cluster struct {
 	servers map[string]*Server
 	next    int
 	waits   map[int]chan map[string]any
+	// intercept, when set, decides the fate of each message between nodes.
+	intercept func(src, dest string, body map[string]any) fate
 }
 
-func newCluster(t *testing.T, n int) *cluster {
+// fate is what the router does with one message between nodes; the zero
+// fate delivers it.
+type fate struct {
+	drop bool
+	// refuse answers the message with this error code on its
+	// destination's behalf instead of delivering it (0: no).
+	refuse int
+	// to delivers the message to this node instead of its destination.
+	to string
+}
+
+// testTiming elects quickly over pipes.
+var testTiming = Timing{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond, LeaderLease: 50 * time.Millisecond, RPCTimeout: 300 * time.Millisecond}
+
+func newCluster(t *testing.T, n int) *cluster { return newClusterTiming(t, n, testTiming) }
+
+func newClusterTiming(t *testing.T, n int, timing Timing) *cluster {
 	t.Helper()
 	c := &cluster{t: t, inputs: map[string]*io.PipeWriter{}, servers: map[string]*Server{}, waits: map[int]chan map[string]any{}}
 	var ids []string
 	for i := range n {
 		ids = append(ids, fmt.Sprintf("n%d", i))
 	}
-	timing := Timing{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond, LeaderLease: 50 * time.Millisecond, RPCTimeout: 300 * time.Millisecond}
 	var wg sync.WaitGroup
 	for _, id := range ids {
 		inR, inW := io.Pipe()
@@ -74,15 +91,32 @@ func (c *cluster) route(out io.Reader) {
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
 			continue
 		}
-		c.mu.Lock()
-		w := c.inputs[m.Dest]
-		c.mu.Unlock()
-		if w != nil {
-			_, _ = w.Write(append(sc.Bytes(), '\n'))
-			continue
-		}
 		var body map[string]any
 		_ = json.Unmarshal(m.Body, &body)
+		c.mu.Lock()
+		w, intercept := c.inputs[m.Dest], c.intercept
+		c.mu.Unlock()
+		if w != nil {
+			line := sc.Bytes()
+			if intercept != nil {
+				f := intercept(m.Src, m.Dest, body)
+				switch {
+				case f.drop:
+					continue
+				case f.refuse != 0:
+					c.refuse(m, body, f.refuse)
+					continue
+				case f.to != "":
+					c.mu.Lock()
+					w = c.inputs[f.to]
+					c.mu.Unlock()
+					m.Dest = f.to
+					line, _ = json.Marshal(m)
+				}
+			}
+			_, _ = w.Write(append(line, '\n'))
+			continue
+		}
 		if id, ok := body["in_reply_to"].(float64); ok {
 			c.mu.Lock()
 			ch := c.waits[int(id)]
@@ -92,6 +126,23 @@ func (c *cluster) route(out io.Reader) {
 			}
 		}
 	}
+}
+
+// refuse answers m with an error of code, as its destination would.
+func (c *cluster) refuse(m maelstrom.Message, body map[string]any, code int) {
+	reply, _ := json.Marshal(map[string]any{"type": "error", "code": code, "text": "refused by the test's router", "in_reply_to": body["msg_id"]})
+	line, _ := json.Marshal(maelstrom.Message{Src: m.Dest, Dest: m.Src, Body: reply})
+	c.mu.Lock()
+	w := c.inputs[m.Src]
+	c.mu.Unlock()
+	_, _ = w.Write(append(line, '\n'))
+}
+
+// setIntercept sets the router's intercept (nil: deliver everything).
+func (c *cluster) setIntercept(f func(src, dest string, body map[string]any) fate) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.intercept = f
 }
 
 // call sends body from c1 to node and returns the reply body.
@@ -210,22 +261,24 @@ func TestLockWorkload(t *testing.T) {
 	wantCode(t, "bad lease id", c.call("n1", map[string]any{"type": "release", "resource": "r", "lease_id": "zz"}), maelstrom.MalformedRequest)
 }
 
-// leaderKnown reports whether the named group of srv has started and
-// knows a leader.
-func leaderKnown(srv *Server, name string) bool {
+// leaderOf is the leader the named group of srv knows ("" if none, or
+// not started).
+func leaderOf(srv *Server, name string) string {
 	srv.mu.Lock()
 	g := srv.groups[name]
 	srv.mu.Unlock()
 	switch g := g.(type) {
 	case *kvReplica:
 		_, id := g.raft.LeaderWithID()
-		return id != ""
+		return string(id)
 	case *lockGroup:
-		_, ok := g.n.Leader()
-		return ok
+		p, _ := g.Leader()
+		return p.ID
 	}
-	return false
+	return ""
 }
+
+func leaderKnown(srv *Server, name string) bool { return leaderOf(srv, name) != "" }
 
 // TestGroupsElectAtInit: goal — both Raft groups start at init, so each
 // has elected a leader before any client request and the first operation

@@ -153,7 +153,7 @@ func (c *Cluster) probeOnce(ctx context.Context, tag string) bool {
 
 // probe sends one try-lock acquire of a fresh resource to member id.
 func (c *Cluster) probe(ctx context.Context, id, resource string) bool {
-	body, _ := json.Marshal(api.AcquireRequest{Resource: resource, ClientID: "failover-probe", TTL: 1000})
+	body, _ := json.Marshal(api.AcquireRequest{Resource: resource, ClientID: "failover-probe", TTLMs: 1000})
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL(id)+api.PathAcquire, bytes.NewReader(body))

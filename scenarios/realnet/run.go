@@ -18,14 +18,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockstep/lockstep/checker"
 	"github.com/lockstep/lockstep/core/faultctl"
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
-	"github.com/lockstep/lockstep/nemesis"
 	"github.com/lockstep/lockstep/scenarios"
 )
 
@@ -148,7 +146,7 @@ func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Ou
 		scenarios.Param{Name: "lockd_args", Value: strings.Join(c.opts.Args, " ")})
 
 	start := time.Now()
-	if err := drive(ctx, s, c, h, out.Schedule, rs); err != nil {
+	if err := h.Drive(ctx, s, c, out.Schedule, rs, c.clearFaults); err != nil {
 		return nil, err
 	}
 	out.Virtual = time.Since(start) // wall time here
@@ -179,31 +177,6 @@ func Run(ctx context.Context, s scenarios.Scenario, opts Options) (*scenarios.Ou
 		copyLogs(work, out.Dir)
 	}
 	return out, nil
-}
-
-// drive runs the workload and the schedule together for the scenario's
-// duration, then clears every fault.
-func drive(ctx context.Context, s scenarios.Scenario, c *Cluster, h *scenarios.Harness, sched nemesis.Schedule, rs scenarios.RunSeeds) error {
-	runCtx, cancel := context.WithTimeout(ctx, time.Duration(s.DurationMs)*time.Millisecond)
-	defer cancel()
-	var wg sync.WaitGroup
-	var nemErr error
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		h.Run(runCtx)
-	}()
-	go func() {
-		defer wg.Done()
-		nemErr = nemesis.Run(runCtx, c, sched, scenarios.NemesisRand(rs), h.Recorder())
-		c.clearFaults()
-	}()
-	wg.Wait()
-	c.clearFaults()
-	if nemErr != nil && runCtx.Err() == nil {
-		return fmt.Errorf("nemesis: %w", nemErr)
-	}
-	return nil
 }
 
 // feedTraces reads every member's trace file and feeds the records

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockstep/lockstep/core/lock"
 	"github.com/lockstep/lockstep/core/node"
+	"github.com/lockstep/lockstep/core/raftadapter"
 )
 
 // Cluster is a group of nodes wired with raft.InmemTransport and an
@@ -24,7 +25,7 @@ type Cluster struct {
 	Nodes  []*node.Node
 	peers  []node.Peer
 	trans  []*raft.InmemTransport
-	stores []node.Stores
+	stores []raftadapter.Stores
 	tune   func(*node.Config)
 }
 
@@ -37,7 +38,7 @@ func New(t testing.TB, n int, tune func(*node.Config)) *Cluster {
 		c.peers = append(c.peers, node.Peer{ID: id, RaftAddr: id})
 		_, tr := raft.NewInmemTransport(raft.ServerAddress(id))
 		c.trans = append(c.trans, tr)
-		c.stores = append(c.stores, node.NewMemStores())
+		c.stores = append(c.stores, raftadapter.NewMemStores())
 	}
 	for i := range c.trans {
 		for j := range c.trans {
@@ -177,7 +178,10 @@ func (c *Cluster) byID(id string) *node.Node {
 // forwarder hands a command straight to the target node in-process.
 type forwarder struct{ c *Cluster }
 
-var _ node.ReadIndexer = forwarder{}
+var (
+	_ node.Forwarder   = forwarder{}
+	_ node.ReadIndexer = forwarder{}
+)
 
 func (f forwarder) Forward(ctx context.Context, leader node.Peer, cmd []byte) ([]byte, error) {
 	n := f.c.byID(leader.ID)

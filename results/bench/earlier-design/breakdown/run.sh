@@ -1,5 +1,5 @@
 #!/bin/sh
-# Where an uncontended acquire's time goes (issue 16): lockd dev (3 members,
+# Where an uncontended acquire's time goes: lockd dev (3 members,
 # fsync on, WAL) with 1 and 3 shards, 16 closed-loop clients, each
 # configuration run REPS times on a fresh cluster, requests spread over the
 # three members (2/3 forwarded with one shard) and all through the gateway.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 16 lever: the propose window (lockd --propose-window N), windows 0
+# The propose window (lockd --propose-window N), windows 0
 # (off), 1 and 2 on one shard, with the stage breakdown; targets.sh does
 # the rest (etcd in each repetition). Run from the repository root:
 # sh results/bench/earlier-design/window/run.sh
