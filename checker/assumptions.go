@@ -35,10 +35,12 @@ func checkAssumptions(h *History, f *findings) {
 			bad(in.Resource, "op %d (acquire_many) names resource %q and %d resources, want resources only", i, in.Resource, len(in.Resources))
 		case in.Op != models.AcquireMany && in.Resource == "":
 			bad("", "op %d has no resource", i)
-		case !slices.Contains([]models.OpKind{models.Acquire, models.AcquireMany, models.Release, models.Renew, models.Status}, in.Op):
+		case !slices.Contains([]models.OpKind{models.Acquire, models.AcquireMany, models.Release, models.Renew, models.Status, models.Validate}, in.Op):
 			bad(in.Resource, "op %d has unknown kind %q", i, in.Op)
 		case (in.Op == models.Acquire || in.Op == models.AcquireMany) && !slices.Contains([]string{"", models.Exclusive, models.Shared}, in.Mode):
 			bad(in.Resource, "op %d has unknown mode %q", i, in.Mode)
+		case in.Op == models.Validate && in.Token == 0:
+			bad(in.Resource, "op %d (validate) names no token", i)
 		case (in.Op == models.Release || in.Op == models.Renew) && in.LeaseID == "":
 			bad(in.Resource, "op %d (%s) names no lease", i, in.Op)
 		case in.Op == models.Acquire && out.Granted && !out.Unknown && out.LeaseID == "":

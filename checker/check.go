@@ -209,6 +209,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 	}
 
 	checkRequestIDs(h, opts, &f)
+	checkValidate(h, &f)
 	trace := sortedTrace(h.Trace)
 	checkAccounted(h, trace, &f)
 	checkCallers(h, trace, &f)

@@ -24,6 +24,9 @@ const (
 	// AcquireMany takes every resource of LockInput.Resources at once or
 	// none (lock_many.go).
 	AcquireMany OpKind = "acquire_many"
+	// Validate asks whether LockInput.Token is a current holder's token
+	// (a read, like Status; lock_validate.go).
+	Validate OpKind = "validate"
 )
 
 // Lock modes, spelled as on the wire.
@@ -64,6 +67,8 @@ type LockInput struct {
 	Policy string `json:"policy,omitempty"`
 	// LeaseID names the lease a release or renew acts on.
 	LeaseID string `json:"lease_id,omitempty"`
+	// Token is the fencing token a validate asks about.
+	Token uint64 `json:"token,omitempty"`
 	// Resources are an AcquireMany's resources in request order; Resource
 	// is then empty as recorded (the model's partitions set it to the
 	// resource each copy of the operation is judged on).
@@ -99,6 +104,8 @@ type LockOutput struct {
 	// Leases are an AcquireMany's grants, one per resource in request
 	// order, when Granted (or lease_ended); none otherwise.
 	Leases []ManyLease `json:"leases,omitempty"`
+	// Valid is a validate's answer.
+	Valid bool `json:"valid,omitempty"`
 }
 
 // ManyLease is one resource's grant in an AcquireMany reply.
@@ -420,6 +427,8 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 		call = fmt.Sprintf("renew(%s, ttl=%s)", in.LeaseID, fmtTime(in.TTLNs))
 	case Status:
 		call = "status()"
+	case Validate:
+		call = fmt.Sprintf("validate(#%d)", in.Token)
 	case AcquireMany:
 		call = fmt.Sprintf("acquire_many(%s %s %v, ttl=%s)", in.ClientID, shortMode(in.Mode), in.Resources, fmtTime(in.TTLNs))
 	default:
@@ -439,6 +448,8 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 		ret = fmt.Sprintf("%s #%d exp=%s", out.LeaseID, out.Token, fmtTime(out.ExpiresAtNs))
 	case in.Op == Renew:
 		ret = fmt.Sprintf("exp=%s", fmtTime(out.ExpiresAtNs))
+	case in.Op == Validate:
+		ret = fmt.Sprintf("valid=%v", out.Valid)
 	case in.Op == Status:
 		hs := make([]string, len(out.Holders))
 		for i, h := range out.Holders {

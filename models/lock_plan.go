@@ -68,8 +68,9 @@ func LockInputOf(input interface{}) LockInput {
 func setAside(in LockInput, out LockOutput) bool {
 	if out.Unknown {
 		// Acquire: a phantom, counted by lockCall.phantoms. Release and
-		// renew: applied lazily, see lockCall.indefinite. Status: none.
-		return isAcquire(in.Op) || in.Op == Release || in.Op == Renew || in.Op == Status
+		// renew: applied lazily, see lockCall.indefinite. Status and
+		// validate: none.
+		return isAcquire(in.Op) || in.Op == Release || in.Op == Renew || in.Op == Status || in.Op == Validate
 	}
 	switch in.Op {
 	case Acquire, AcquireMany:
@@ -79,7 +80,7 @@ func setAside(in LockInput, out LockOutput) bool {
 		return (out.Code != "" && out.Code != CodeLeaseEnded) || (out.Code == "" && !out.Granted)
 	case Release, Renew:
 		return out.Code != "" && out.Code != CodeNotHolder
-	case Status:
+	case Status, Validate:
 		return out.Code != ""
 	}
 	return false // an unknown kind stays, for the step to reject
@@ -90,7 +91,7 @@ func setAside(in LockInput, out LockOutput) bool {
 // reference step rejects the operation once log time has passed it. A
 // not_holder without a LogTime is the one effective answer without one.
 func decidedAt(in LockInput, out LockOutput) (int64, bool) {
-	if !isAcquire(in.Op) && in.Op != Release && in.Op != Renew && in.Op != Status {
+	if !isAcquire(in.Op) && in.Op != Release && in.Op != Renew && in.Op != Status && in.Op != Validate {
 		return 0, false
 	}
 	if out.Code == CodeNotHolder && out.LogTimeNs == 0 || out.Code == CodeLeaseEnded {

@@ -221,6 +221,8 @@ func (sp lockSpec) step(s lockState, in LockInput, out LockOutput) ([]lockState,
 		return sp.renew(s, in, out)
 	case Status:
 		return sp.status(s, out)
+	case Validate:
+		return sp.validate(s, in, out)
 	}
 	return nil, fmt.Errorf("%w %q", errUnknownOp, in.Op)
 }

@@ -38,6 +38,10 @@ func renew(id string, ttl int64) LockInput {
 
 func status() LockInput { return LockInput{Op: Status, Resource: "r"} }
 
+func validate(token uint64) LockInput { return LockInput{Op: Validate, Resource: "r", Token: token} }
+
+func validAt(at int64, valid bool) LockOutput { return LockOutput{LogTimeNs: at, Valid: valid} }
+
 func grant(id string, token uint64, at, expires int64) LockOutput {
 	return LockOutput{Granted: true, LeaseID: id, Token: token, LogTimeNs: at, ExpiresAtNs: expires}
 }
@@ -106,6 +110,15 @@ func TestStepLock(t *testing.T) {
 		{"status wrong expiry", s1, status(), holders(2*sec, hv("L1", Exclusive, 1, 9*sec)), errStatusMismatch, 0},
 		{"status reveals phantom", lockState{phantoms: 1}, status(), holders(2*sec, hv("P", Exclusive, 4, 10*sec)), nil, 1},
 		{"status log time backwards", s1, status(), holders(0), errLogTimeBackwards, 0},
+		{"validate holder's token", s1, validate(1), validAt(2*sec, true), nil, 1},
+		{"validate holder's token not valid", s1, validate(1), validAt(2*sec, false), errFalseInvalid, 0},
+		{"validate another token", s1, validate(7), validAt(2*sec, false), nil, 1},
+		{"validate a token nobody holds valid", s1, validate(7), validAt(2*sec, true), errValidNotHolder, 0},
+		{"validate an expired holder's token valid", s1, validate(1), validAt(11*sec, true), errValidNotHolder, 0},
+		{"validate an expired holder's token", s1, validate(1), validAt(11*sec, false), nil, 1},
+		{"validate may be a phantom's token", lockState{phantoms: 1}, validate(7), validAt(2*sec, true), nil, 1},
+		{"validate log time backwards", s1, validate(1), validAt(0, true), errLogTimeBackwards, 0},
+		{"validate unknown", s1, validate(1), unknown(), nil, 1},
 		{"unknown op", s1, LockInput{Op: "frob"}, ok(2 * sec), errUnknownOp, 0},
 	}
 	for _, tc := range cases {
@@ -222,6 +235,26 @@ func TestLockHistories(t *testing.T) {
 		{"queued grant reports its grant log time", true, []porcupine.Operation{
 			op(0, 0, sec, acq("a", Exclusive, 4*sec), grant("L1", 1, 0, 4*sec)),
 			op(1, sec, 9*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTLNs: 4 * sec, Wait: true}, grant("L2", 2, 4*sec, 8*sec)),
+		}},
+		{"validate before and after a release", true, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, sec, 11*sec)),
+			op(1, 2*sec, 3*sec, validate(1), validAt(2*sec, true)),
+			op(0, 4*sec, 5*sec, rel("L1"), ok(4*sec)),
+			op(1, 6*sec, 7*sec, validate(1), validAt(6*sec, false)),
+		}},
+		{"validate concurrent with its release may say valid", true, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, sec, 11*sec)),
+			op(0, 2*sec, 5*sec, rel("L1"), ok(4*sec)),
+			op(1, 3*sec, 6*sec, validate(1), validAt(3*sec, true)),
+		}},
+		{"validate says valid after the release", false, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, sec, 11*sec)),
+			op(0, 2*sec, 3*sec, rel("L1"), ok(2*sec)),
+			op(1, 4*sec, 5*sec, validate(1), validAt(4*sec, true)),
+		}},
+		{"validate says not valid while held", false, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, sec, 11*sec)),
+			op(1, 2*sec, 3*sec, validate(1), validAt(2*sec, false)),
 		}},
 		{"unknown acquire revealed by status", true, []porcupine.Operation{
 			op(0, 0, 0, acq("a", Exclusive, 20*sec), unknown()),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -116,6 +117,13 @@ func lockInput(req *http.Request, body []byte) (models.LockInput, bool) {
 			return models.LockInput{}, false // not linearizable by contract
 		}
 		return models.LockInput{Op: models.Status, Resource: q.Get("resource")}, true
+	case api.PathValidate:
+		q := req.URL.Query()
+		token, err := strconv.ParseUint(q.Get("token"), 10, 64)
+		if q.Get("stale") != "" || err != nil {
+			return models.LockInput{}, false // stale: not linearizable by contract
+		}
+		return models.LockInput{Op: models.Validate, Resource: q.Get("resource"), Token: token}, true
 	}
 	return models.LockInput{}, false
 }
@@ -196,6 +204,12 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 				Token: h.FencingToken, ExpiresAtNs: ms(st.LogTimeMs + h.ExpiresInMs)})
 		}
 		return out
+	case models.Validate:
+		var v api.ValidateResponse
+		if json.Unmarshal(body, &v) != nil || v.Stale {
+			return unknown
+		}
+		return models.LockOutput{LogTimeNs: ms(v.LogTimeMs), Valid: v.Valid}
 	}
 	return unknown
 }

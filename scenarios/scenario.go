@@ -238,4 +238,5 @@ var BugScenarios = map[node.Bug]string{
 	node.BugOrphanWaiters:        "orphanWaiters",
 	node.BugReleaseOnGiveUp:      "sharedExclusiveMix",
 	node.BugUnknownAsUnavailable: "networkPartition",
+	node.BugStaleValidate:        "networkPartition",
 }

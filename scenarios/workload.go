@@ -74,6 +74,12 @@ type Workload struct {
 	// RestartRushProb is the chance that a client, when a node restarts,
 	// sends that node one waiting acquire at once (see rushRestarted).
 	RestartRushProb float64 `json:"restart_rush_prob,omitempty"`
+	// ValidateProb is the chance, at each step of a hold and after each
+	// release, that the client asks whether its token is valid (the one
+	// it holds, or the one it just released), as a downstream service
+	// would: at a random member, without leader routing, so a member that
+	// lags the leader answers too.
+	ValidateProb float64 `json:"validate_prob,omitempty"`
 }
 
 // workload runs the clients of one scenario run. Every client is the real
@@ -95,8 +101,11 @@ type client struct {
 	rng  *rand.Rand
 	// api holds one Go client per Raft group (a resource's group serves
 	// it), each with that group's nodes as endpoints.
-	api  []*lockclient.Client
-	gate *pauseGate
+	api []*lockclient.Client
+	// validators hold one Go client per group for validates (ValidateProb):
+	// shard routing off, a random member first.
+	validators []*lockclient.Client
+	gate       *pauseGate
 	// requests numbers the client's own request ids.
 	requests int
 	// sent are the client's latest acquires (ReuseIDProb draws from them).
@@ -162,6 +171,19 @@ func newWorkload(w Workload, c Target, rec *recorder, seed uint64) (*workload, e
 				return nil, err
 			}
 			cl.api = append(cl.api, api)
+		}
+		// Drawn only when validates are on, so other scenarios keep their
+		// seeded schedules.
+		for g := range c.GroupCount() {
+			if w.ValidateProb == 0 {
+				break
+			}
+			random := rand.New(rand.NewPCG(cl.rng.Uint64(), cl.rng.Uint64()))
+			v, err := newAPIClient(cl.name, httpClient, wl.endpoints(cl, g), random, true)
+			if err != nil {
+				return nil, err
+			}
+			cl.validators = append(cl.validators, v)
 		}
 		wl.clients = append(wl.clients, cl)
 	}
@@ -443,6 +465,7 @@ func (wl *workload) hold(ctx context.Context, cl *client, leases []*lockclient.L
 				wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
 			}
 		}
+		wl.maybeValidate(ctx, cl, leases)
 		if ctxtime.Sleep(ctx, between(cl.rng, wl.w.HoldMs)) != nil {
 			break
 		}
@@ -467,6 +490,21 @@ func (wl *workload) hold(ctx context.Context, cl *client, leases []*lockclient.L
 	for _, l := range leases {
 		wl.release(ctx, l)
 	}
+	wl.maybeValidate(ctx, cl, leases)
+}
+
+// maybeValidate asks, with ValidateProb, whether the token of one of
+// leases is valid; the recorder keeps the answer for the checker. Drawn
+// only when validates are on, so other scenarios keep their seeded
+// schedules.
+func (wl *workload) maybeValidate(ctx context.Context, cl *client, leases []*lockclient.Lease) {
+	if len(cl.validators) == 0 || len(leases) == 0 || cl.rng.Float64() >= wl.w.ValidateProb {
+		return
+	}
+	l := leases[cl.rng.IntN(len(leases))]
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	_, _ = cl.validators[wl.c.GroupOf(l.Resource())].Validate(cctx, l.Resource(), l.Token())
 }
 
 // releaseValid releases the leases that are still valid.

@@ -163,6 +163,39 @@ func statusCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
+// validateCommand exits 0 only when TOKEN is surely a current holder's:
+// not valid and a failed request both exit 1, so a script guarding a
+// write with it fails safe either way (the printed reply tells them apart).
+func validateCommand(g *globals) *cobra.Command {
+	var stale bool
+	cmd := &cobra.Command{
+		Use:   "validate RESOURCE TOKEN",
+		Short: "Exit 0 if TOKEN is the fencing token of a current holder of RESOURCE, 1 if not",
+		Example: `  lockctl validate job 42 && ./write-with-token.sh 42
+  lockctl validate job 42 --stale`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q := url.Values{"resource": {args[0]}, "token": {args[1]}}
+			if stale {
+				q.Set("stale", "true")
+			}
+			var out api.ValidateResponse
+			if err := call(cmd.Context(), g, http.MethodGet, api.PathValidate+"?"+q.Encode(), nil, &out, 0); err != nil {
+				return failed(err)
+			}
+			if err := g.print(cmd.OutOrStdout(), out); err != nil {
+				return failed(err)
+			}
+			if !out.Valid {
+				return &exitError{code: exitFailed, err: fmt.Errorf("token %s is not a current holder's of %q", args[1], args[0])}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&stale, "stale", false, "answer from the member's own state, without a trip through the log (may call a just-ended lease's token valid)")
+	return cmd
+}
+
 func clusterCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cluster",

@@ -1,5 +1,5 @@
 // Command lockctl is lockstep's command-line client: one-shot acquire,
-// acquire-many, release, renew, status and cluster calls, watch, which
+// acquire-many, release, renew, status, validate and cluster calls, watch, which
 // follows a resource's events, and lock, which holds a lock for the life
 // of a command (like etcdctl lock and consul lock).
 //
@@ -9,7 +9,8 @@
 //
 // Exit codes: 0 success; 1 a request failed (the error is printed); 2 a
 // wrong command line; 3 the lock was not granted (busy, or the wait
-// ended); 4 (lock) the lease was lost while the command ran. lock
+// ended); 4 (lock) the lease was lost while the command ran. validate
+// exits 1 when the token is not a current holder's. lock
 // otherwise exits with the command's own exit code.
 package main
 
@@ -110,7 +111,7 @@ ran; lock otherwise exits with its command's exit code.`,
 	g.register(root)
 	g.registerOutput(root)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.checkOutput() }
-	root.AddCommand(acquireCommand(g), releaseCommand(g), renewCommand(g), statusCommand(g),
+	root.AddCommand(acquireCommand(g), releaseCommand(g), renewCommand(g), statusCommand(g), validateCommand(g),
 		clusterCommand(g), lockCommand(g), acquireManyCommand(g), watchCommand(g))
 	return root
 }

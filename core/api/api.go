@@ -195,6 +195,28 @@ type FenceResponse struct {
 	LogTimeMs      int64  `json:"log_time"`
 }
 
+// ValidateResponse is the reply of GET /lock/validate?resource=R&token=T:
+// whether T is the fencing token of one of R's current holders (Chubby's
+// CheckSequencer), for a downstream service that wants to ask rather than
+// keep its own high-water mark.
+type ValidateResponse struct {
+	Resource string `json:"resource"`
+	Token    uint64 `json:"token"`
+	Valid    bool   `json:"valid"`
+	// HolderTokenMax is FenceResponse's, read in the same step.
+	HolderTokenMax uint64 `json:"holder_token_max"`
+	LogTimeMs      int64  `json:"log_time"`
+	// Stale is set when the answer came from the answering member's
+	// applied state (stale=true), not through the log: it may then say
+	// valid for a token whose lease just ended or was superseded, never
+	// for a token that was never granted on R.
+	Stale bool `json:"stale,omitempty"`
+	// CaughtUp is set on stale replies only, as StatusResponse's: false
+	// means this member's state may be far behind, so the staleness is not
+	// bounded by replication lag alone.
+	CaughtUp *bool `json:"caught_up,omitempty"`
+}
+
 // Node is one member in a ClusterResponse.
 type Node struct {
 	ID       string `json:"id"`
@@ -366,6 +388,9 @@ const (
 	PathHealth = "/healthz"
 	// PathFence answers a resource's highest holder token (FenceResponse).
 	PathFence = "/lock/fence"
+	// PathValidate answers whether a token is a current holder's
+	// (ValidateResponse).
+	PathValidate = "/lock/validate"
 )
 
 // Paths of the ACL administration API (an admin token's, except

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/lockstep/lockstep/core/api"
@@ -27,6 +28,29 @@ func (c *Client) Status(ctx context.Context, resource string) (*api.StatusRespon
 		return nil, fmt.Errorf("lockstep: status %q: %w", resource, err)
 	}
 	return &out, nil
+}
+
+// Validate reports whether token is the fencing token of a current holder
+// of resource, read through the log (GET /lock/validate): a downstream
+// service's check before it accepts a write carrying token.
+func (c *Client) Validate(ctx context.Context, resource string, token uint64) (bool, error) {
+	if resource == "" {
+		return false, errors.New("lockstep: validate: empty resource")
+	}
+	if token == 0 {
+		return false, errors.New("lockstep: validate: token 0 is never granted")
+	}
+	req := request{
+		method:  http.MethodGet,
+		path:    api.PathValidate,
+		query:   url.Values{"resource": {resource}, "token": {strconv.FormatUint(token, 10)}},
+		timeout: c.attemptTimeout,
+	}
+	out, err := call[api.ValidateResponse](ctx, c, "validate", resource, req)
+	if err != nil {
+		return false, fmt.Errorf("lockstep: validate %q: %w", resource, err)
+	}
+	return out.Valid, nil
 }
 
 // Cluster returns the cluster membership and current leader.

@@ -41,6 +41,11 @@ const (
 	// applied, so clients retry releases and renews as if nothing had
 	// happened. Found by the simulator once clients went through HTTP.
 	BugUnknownAsUnavailable Bug = "unknown-as-unavailable"
+	// BugStaleValidate: GET /lock/validate answers from the answering
+	// member's applied state without going through the log, while saying
+	// it did, so a lagging or partitioned member calls a token valid after
+	// its lease ended (core/service bugs_on.go).
+	BugStaleValidate Bug = "stale-validate"
 )
 
 // ErrNoBugModes is why a build without the lockstep_bugs tag refuses a bug

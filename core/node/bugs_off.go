@@ -14,6 +14,9 @@ var Bugs []Bug
 // bug is always false here, so the compiler drops every bug path.
 func (n *Node) bug(Bug) bool { return false }
 
+// BugOn is always false here.
+func (n *Node) BugOn(Bug) bool { return false }
+
 func (n *Node) followerGrant(lock.Command) (lock.Result, bool) { return lock.Result{}, false }
 
 func (n *Node) localRenew(lock.Command) (lock.Result, bool, error) { return lock.Result{}, false, nil }

@@ -14,10 +14,14 @@ import (
 
 // Bugs lists every bug mode this build can switch on.
 var Bugs = []Bug{BugFollowerGrant, BugLocalRenew, BugWallClockExpiry, BugTokenInMemory, BugQueueInMemory,
-	BugForgetSettled, BugOrphanWaiters, BugReleaseOnGiveUp, BugUnknownAsUnavailable}
+	BugForgetSettled, BugOrphanWaiters, BugReleaseOnGiveUp, BugUnknownAsUnavailable, BugStaleValidate}
 
 // bug reports whether bug mode b is on.
 func (n *Node) bug(b Bug) bool { return n.cfg.Hooks != nil && n.cfg.Hooks.Bug == b }
+
+// BugOn reports whether bug mode b is on, for the bug paths of the
+// packages above the node (core/service's stale-validate).
+func (n *Node) BugOn(b Bug) bool { return n.bug(b) }
 
 // lockBugs are the state machine's own bug modes (lock.Bugs) that b turns on.
 func (b Bug) lockBugs() lock.Bugs {

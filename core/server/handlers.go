@@ -1,9 +1,12 @@
 package server
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/service"
 )
 
 // The routes of the lock API and the probes: each decodes its request and
@@ -53,6 +56,21 @@ func (s *Server) status(req *request) (any, error) {
 
 func (s *Server) fence(req *request) (any, error) {
 	return s.svc.Fence(req.r.Context(), req.query.Get("resource"))
+}
+
+// validate reads token strictly: a positive integer, nothing else.
+func (s *Server) validate(req *request) (any, error) {
+	stale, err := queryBool(req.query, "stale")
+	if err != nil {
+		return nil, err
+	}
+	var token uint64
+	if raw := req.query.Get("token"); raw != "" {
+		if token, err = strconv.ParseUint(raw, 10, 64); err != nil || token == 0 {
+			return nil, fmt.Errorf("%w: query parameter token=%q: want a positive integer", service.ErrInvalid, raw)
+		}
+	}
+	return s.svc.Validate(req.r.Context(), req.query.Get("resource"), token, stale)
 }
 
 func (s *Server) cluster(req *request) (any, error) {

@@ -113,6 +113,7 @@ func New(svc *service.Service, cfg Config) (*Server, error) {
 	s.route(api.PathRenew, endpoint{method: http.MethodPost, op: "renew", limited: true, h: s.renew})
 	s.route(api.PathStatus, endpoint{method: http.MethodGet, op: "status", limited: true, params: []string{"resource", "stale"}, h: s.status})
 	s.route(api.PathFence, endpoint{method: http.MethodGet, op: "fence", limited: true, params: []string{"resource"}, h: s.fence})
+	s.route(api.PathValidate, endpoint{method: http.MethodGet, op: "validate", limited: true, params: []string{"resource", "token", "stale"}, h: s.validate})
 	s.route(api.PathCluster, endpoint{method: http.MethodGet, op: "cluster", limited: true, params: []string{"local"}, h: s.cluster})
 	s.routeACL()
 	s.route(api.PathLive, endpoint{method: http.MethodGet, op: "livez", h: s.live})

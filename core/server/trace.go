@@ -40,7 +40,8 @@ func (s *Server) serveObserved(w http.ResponseWriter, r *http.Request) {
 // apiOps are the observed API operations by path.
 var apiOps = map[string]string{
 	api.PathAcquire: "acquire", api.PathAcquireMany: "acquire_many", api.PathRelease: "release",
-	api.PathRenew: "renew", api.PathStatus: "status", api.PathFence: "fence", api.PathCluster: "cluster",
+	api.PathRenew: "renew", api.PathStatus: "status", api.PathFence: "fence", api.PathValidate: "validate",
+	api.PathCluster: "cluster",
 }
 
 // statusWriter remembers the status a handler wrote.

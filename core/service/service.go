@@ -1,6 +1,6 @@
 // Package service is the API of one lockstep member, whichever front end
 // carries it (core/server: HTTP/JSON, core/grpcapi: gRPC): the operations
-// (acquire, acquire_many, release, renew, status, fence, watch, the
+// (acquire, acquire_many, release, renew, status, fence, validate, watch, the
 // cluster view, readiness, ACL administration), who may run them
 // (authorisation, quotas), how many run at once (admission), what each
 // costs (observation: spans, request logs, namespace counts, the member's
