@@ -76,6 +76,11 @@ func statusResponse(out api.StatusResponse) *lockstepv1.StatusResponse {
 	return r
 }
 
+func validateResponse(out api.ValidateResponse) *lockstepv1.ValidateResponse {
+	return &lockstepv1.ValidateResponse{Resource: out.Resource, Token: out.Token, Valid: out.Valid,
+		HolderTokenMax: out.HolderTokenMax, LogTimeMs: out.LogTimeMs, Stale: out.Stale, CaughtUp: out.CaughtUp}
+}
+
 func clusterResponse(out api.ClusterResponse) *lockstepv1.ClusterResponse {
 	r := &lockstepv1.ClusterResponse{Leader: out.Leader, MapVersion: out.MapVersion, View: out.View,
 		Nodes: make([]*lockstepv1.Node, 0, len(out.Nodes)), Shards: make([]*lockstepv1.Shard, 0, len(out.Shards))}

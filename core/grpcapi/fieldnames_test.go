@@ -23,7 +23,8 @@ var httpTwins = map[string]any{
 	"ReleaseRequest": api.ReleaseRequest{}, "ReleaseResponse": api.ReleaseResponse{},
 	"RenewRequest": api.RenewRequest{}, "RenewResponse": api.RenewResponse{},
 	"StatusResponse": api.StatusResponse{}, "Holder": api.Holder{}, "Waiter": api.Waiter{},
-	"ClusterResponse": api.ClusterResponse{}, "Node": api.Node{}, "Shard": api.Shard{},
+	"ValidateResponse": api.ValidateResponse{},
+	"ClusterResponse":  api.ClusterResponse{}, "Node": api.Node{}, "Shard": api.Shard{},
 	"WatchResponse": api.WatchMessage{}, "WatchEvent": api.WatchEvent{},
 	"Error": api.Error{},
 }
@@ -31,9 +32,10 @@ var httpTwins = map[string]any{
 // queryTwins are the messages whose HTTP form is a GET's query parameters
 // (the routes' parameter lists in core/server).
 var queryTwins = map[string][]string{
-	"StatusRequest":  {"resource", "stale"},
-	"ClusterRequest": {"local"},
-	"WatchRequest":   {"resource", "prefix", "start"},
+	"StatusRequest":   {"resource", "stale"},
+	"ValidateRequest": {"resource", "token", "stale"},
+	"ClusterRequest":  {"local"},
+	"WatchRequest":    {"resource", "prefix", "start"},
 }
 
 // grpcOnly are the messages of the streams HTTP does not have.

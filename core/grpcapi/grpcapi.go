@@ -138,6 +138,17 @@ func (s *Service) Status(ctx context.Context, in *lockstepv1.StatusRequest) (*lo
 	})
 }
 
+// Validate implements lockstepv1.LockServer.
+func (s *Service) Validate(ctx context.Context, in *lockstepv1.ValidateRequest) (*lockstepv1.ValidateResponse, error) {
+	return admit(s, func() (*lockstepv1.ValidateResponse, error) {
+		out, err := s.svc.Validate(ctx, in.GetResource(), in.GetToken(), in.GetStale())
+		if err != nil {
+			return nil, err
+		}
+		return validateResponse(out), nil
+	})
+}
+
 // Cluster implements lockstepv1.LockServer.
 func (s *Service) Cluster(ctx context.Context, in *lockstepv1.ClusterRequest) (*lockstepv1.ClusterResponse, error) {
 	return admit(s, func() (*lockstepv1.ClusterResponse, error) {

@@ -1304,6 +1304,167 @@ func (x *StatusResponse) GetCaughtUp() bool {
 	return false
 }
 
+type ValidateRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Resource string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	// token is the fencing token asked about; it must be positive.
+	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// stale answers from this member's applied state without a trip
+	// through the log: it may call a just-ended lease's token valid, never
+	// a never-granted one.
+	Stale         bool `protobuf:"varint,3,opt,name=stale,proto3" json:"stale,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateRequest) Reset() {
+	*x = ValidateRequest{}
+	mi := &file_lockstep_v1_lock_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateRequest) ProtoMessage() {}
+
+func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lockstep_v1_lock_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
+func (*ValidateRequest) Descriptor() ([]byte, []int) {
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ValidateRequest) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *ValidateRequest) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *ValidateRequest) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+type ValidateResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Resource string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	Token    uint64                 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// valid: token is the fencing token of one of resource's holders.
+	Valid bool `protobuf:"varint,3,opt,name=valid,proto3" json:"valid,omitempty"`
+	// holder_token_max is the largest fencing token among the holders
+	// (0 for none), read in the same step.
+	HolderTokenMax uint64 `protobuf:"varint,4,opt,name=holder_token_max,json=holderTokenMax,proto3" json:"holder_token_max,omitempty"`
+	LogTimeMs      int64  `protobuf:"varint,5,opt,name=log_time_ms,json=logTimeMs,proto3" json:"log_time_ms,omitempty"`
+	// stale is set when the answer came from this member's applied state.
+	Stale bool `protobuf:"varint,6,opt,name=stale,proto3" json:"stale,omitempty"`
+	// caught_up, on stale replies only, as StatusResponse's.
+	CaughtUp      *bool `protobuf:"varint,7,opt,name=caught_up,json=caughtUp,proto3,oneof" json:"caught_up,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateResponse) Reset() {
+	*x = ValidateResponse{}
+	mi := &file_lockstep_v1_lock_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateResponse) ProtoMessage() {}
+
+func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lockstep_v1_lock_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
+func (*ValidateResponse) Descriptor() ([]byte, []int) {
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ValidateResponse) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *ValidateResponse) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *ValidateResponse) GetValid() bool {
+	if x != nil {
+		return x.Valid
+	}
+	return false
+}
+
+func (x *ValidateResponse) GetHolderTokenMax() uint64 {
+	if x != nil {
+		return x.HolderTokenMax
+	}
+	return 0
+}
+
+func (x *ValidateResponse) GetLogTimeMs() int64 {
+	if x != nil {
+		return x.LogTimeMs
+	}
+	return 0
+}
+
+func (x *ValidateResponse) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+func (x *ValidateResponse) GetCaughtUp() bool {
+	if x != nil && x.CaughtUp != nil {
+		return *x.CaughtUp
+	}
+	return false
+}
+
 type ClusterRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// local answers with this member's view, never the leader's.
@@ -1314,7 +1475,7 @@ type ClusterRequest struct {
 
 func (x *ClusterRequest) Reset() {
 	*x = ClusterRequest{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[15]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1487,7 @@ func (x *ClusterRequest) String() string {
 func (*ClusterRequest) ProtoMessage() {}
 
 func (x *ClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[15]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1500,7 @@ func (x *ClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterRequest.ProtoReflect.Descriptor instead.
 func (*ClusterRequest) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{15}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ClusterRequest) GetLocal() bool {
@@ -1362,7 +1523,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[16]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1535,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[16]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1548,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{16}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Node) GetId() string {
@@ -1440,7 +1601,7 @@ type Shard struct {
 
 func (x *Shard) Reset() {
 	*x = Shard{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[17]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1613,7 @@ func (x *Shard) String() string {
 func (*Shard) ProtoMessage() {}
 
 func (x *Shard) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[17]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1626,7 @@ func (x *Shard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Shard.ProtoReflect.Descriptor instead.
 func (*Shard) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{17}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Shard) GetId() int32 {
@@ -1530,7 +1691,7 @@ type ClusterResponse struct {
 
 func (x *ClusterResponse) Reset() {
 	*x = ClusterResponse{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[18]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1542,7 +1703,7 @@ func (x *ClusterResponse) String() string {
 func (*ClusterResponse) ProtoMessage() {}
 
 func (x *ClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[18]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1555,7 +1716,7 @@ func (x *ClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterResponse.ProtoReflect.Descriptor instead.
 func (*ClusterResponse) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{18}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ClusterResponse) GetLeader() string {
@@ -1609,7 +1770,7 @@ type AcquireManyRequest struct {
 
 func (x *AcquireManyRequest) Reset() {
 	*x = AcquireManyRequest{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[19]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +1782,7 @@ func (x *AcquireManyRequest) String() string {
 func (*AcquireManyRequest) ProtoMessage() {}
 
 func (x *AcquireManyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[19]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +1795,7 @@ func (x *AcquireManyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireManyRequest.ProtoReflect.Descriptor instead.
 func (*AcquireManyRequest) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{19}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AcquireManyRequest) GetResources() []string {
@@ -1706,7 +1867,7 @@ type ManyLease struct {
 
 func (x *ManyLease) Reset() {
 	*x = ManyLease{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[20]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1879,7 @@ func (x *ManyLease) String() string {
 func (*ManyLease) ProtoMessage() {}
 
 func (x *ManyLease) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[20]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1892,7 @@ func (x *ManyLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ManyLease.ProtoReflect.Descriptor instead.
 func (*ManyLease) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{20}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ManyLease) GetResource() string {
@@ -1778,7 +1939,7 @@ type AcquireManyResponse struct {
 
 func (x *AcquireManyResponse) Reset() {
 	*x = AcquireManyResponse{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[21]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +1951,7 @@ func (x *AcquireManyResponse) String() string {
 func (*AcquireManyResponse) ProtoMessage() {}
 
 func (x *AcquireManyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[21]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1803,7 +1964,7 @@ func (x *AcquireManyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireManyResponse.ProtoReflect.Descriptor instead.
 func (*AcquireManyResponse) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{21}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AcquireManyResponse) GetGranted() bool {
@@ -1863,7 +2024,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[22]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2036,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[22]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2049,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{22}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchRequest) GetResource() string {
@@ -1930,7 +2091,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[23]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2103,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[23]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2116,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{23}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchEvent) GetKind() WatchEventKind {
@@ -2022,7 +2183,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_lockstep_v1_lock_proto_msgTypes[24]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2034,7 +2195,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lockstep_v1_lock_proto_msgTypes[24]
+	mi := &file_lockstep_v1_lock_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2047,7 +2208,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{24}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchResponse) GetStartIndex() map[int32]uint64 {
@@ -2153,6 +2314,20 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\vlog_time_ms\x18\x04 \x01(\x03R\tlogTimeMs\x12 \n" +
 	"\tcaught_up\x18\x05 \x01(\bH\x00R\bcaughtUp\x88\x01\x01B\f\n" +
 	"\n" +
+	"_caught_up\"Y\n" +
+	"\x0fValidateRequest\x12\x1a\n" +
+	"\bresource\x18\x01 \x01(\tR\bresource\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x14\n" +
+	"\x05stale\x18\x03 \x01(\bR\x05stale\"\xea\x01\n" +
+	"\x10ValidateResponse\x12\x1a\n" +
+	"\bresource\x18\x01 \x01(\tR\bresource\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x14\n" +
+	"\x05valid\x18\x03 \x01(\bR\x05valid\x12(\n" +
+	"\x10holder_token_max\x18\x04 \x01(\x04R\x0eholderTokenMax\x12\x1e\n" +
+	"\vlog_time_ms\x18\x05 \x01(\x03R\tlogTimeMs\x12\x14\n" +
+	"\x05stale\x18\x06 \x01(\bR\x05stale\x12 \n" +
+	"\tcaught_up\x18\a \x01(\bH\x00R\bcaughtUp\x88\x01\x01B\f\n" +
+	"\n" +
 	"_caught_up\"&\n" +
 	"\x0eClusterRequest\x12\x14\n" +
 	"\x05local\x18\x01 \x01(\bR\x05local\"\xa7\x01\n" +
@@ -2249,7 +2424,7 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\x17WATCH_EVENT_KIND_EXPIRE\x10\x03\x12\x1c\n" +
 	"\x18WATCH_EVENT_KIND_ENQUEUE\x10\x04\x12\x19\n" +
 	"\x15WATCH_EVENT_KIND_JOIN\x10\x05\x12\x1b\n" +
-	"\x17WATCH_EVENT_KIND_CANCEL\x10\x062\x8a\x05\n" +
+	"\x17WATCH_EVENT_KIND_CANCEL\x10\x062\xd3\x05\n" +
 	"\x04Lock\x12D\n" +
 	"\aAcquire\x12\x1b.lockstep.v1.AcquireRequest\x1a\x1c.lockstep.v1.AcquireResponse\x12I\n" +
 	"\rAcquireStream\x12\x1b.lockstep.v1.AcquireRequest\x1a\x19.lockstep.v1.AcquireEvent0\x01\x12P\n" +
@@ -2257,7 +2432,8 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\aRelease\x12\x1b.lockstep.v1.ReleaseRequest\x1a\x1c.lockstep.v1.ReleaseResponse\x12>\n" +
 	"\x05Renew\x12\x19.lockstep.v1.RenewRequest\x1a\x1a.lockstep.v1.RenewResponse\x12N\n" +
 	"\tKeepAlive\x12\x1d.lockstep.v1.KeepAliveRequest\x1a\x1e.lockstep.v1.KeepAliveResponse(\x010\x01\x12A\n" +
-	"\x06Status\x12\x1a.lockstep.v1.StatusRequest\x1a\x1b.lockstep.v1.StatusResponse\x12D\n" +
+	"\x06Status\x12\x1a.lockstep.v1.StatusRequest\x1a\x1b.lockstep.v1.StatusResponse\x12G\n" +
+	"\bValidate\x12\x1c.lockstep.v1.ValidateRequest\x1a\x1d.lockstep.v1.ValidateResponse\x12D\n" +
 	"\aCluster\x12\x1b.lockstep.v1.ClusterRequest\x1a\x1c.lockstep.v1.ClusterResponse\x12@\n" +
 	"\x05Watch\x12\x19.lockstep.v1.WatchRequest\x1a\x1a.lockstep.v1.WatchResponse0\x01B;Z9github.com/lockstep/lockstep/proto/lockstep/v1;lockstepv1b\x06proto3"
 
@@ -2274,7 +2450,7 @@ func file_lockstep_v1_lock_proto_rawDescGZIP() []byte {
 }
 
 var file_lockstep_v1_lock_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_lockstep_v1_lock_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_lockstep_v1_lock_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_lockstep_v1_lock_proto_goTypes = []any{
 	(Mode)(0),                   // 0: lockstep.v1.Mode
 	(Policy)(0),                 // 1: lockstep.v1.Policy
@@ -2296,18 +2472,20 @@ var file_lockstep_v1_lock_proto_goTypes = []any{
 	(*Holder)(nil),              // 17: lockstep.v1.Holder
 	(*Waiter)(nil),              // 18: lockstep.v1.Waiter
 	(*StatusResponse)(nil),      // 19: lockstep.v1.StatusResponse
-	(*ClusterRequest)(nil),      // 20: lockstep.v1.ClusterRequest
-	(*Node)(nil),                // 21: lockstep.v1.Node
-	(*Shard)(nil),               // 22: lockstep.v1.Shard
-	(*ClusterResponse)(nil),     // 23: lockstep.v1.ClusterResponse
-	(*AcquireManyRequest)(nil),  // 24: lockstep.v1.AcquireManyRequest
-	(*ManyLease)(nil),           // 25: lockstep.v1.ManyLease
-	(*AcquireManyResponse)(nil), // 26: lockstep.v1.AcquireManyResponse
-	(*WatchRequest)(nil),        // 27: lockstep.v1.WatchRequest
-	(*WatchEvent)(nil),          // 28: lockstep.v1.WatchEvent
-	(*WatchResponse)(nil),       // 29: lockstep.v1.WatchResponse
-	nil,                         // 30: lockstep.v1.WatchRequest.StartIndexEntry
-	nil,                         // 31: lockstep.v1.WatchResponse.StartIndexEntry
+	(*ValidateRequest)(nil),     // 20: lockstep.v1.ValidateRequest
+	(*ValidateResponse)(nil),    // 21: lockstep.v1.ValidateResponse
+	(*ClusterRequest)(nil),      // 22: lockstep.v1.ClusterRequest
+	(*Node)(nil),                // 23: lockstep.v1.Node
+	(*Shard)(nil),               // 24: lockstep.v1.Shard
+	(*ClusterResponse)(nil),     // 25: lockstep.v1.ClusterResponse
+	(*AcquireManyRequest)(nil),  // 26: lockstep.v1.AcquireManyRequest
+	(*ManyLease)(nil),           // 27: lockstep.v1.ManyLease
+	(*AcquireManyResponse)(nil), // 28: lockstep.v1.AcquireManyResponse
+	(*WatchRequest)(nil),        // 29: lockstep.v1.WatchRequest
+	(*WatchEvent)(nil),          // 30: lockstep.v1.WatchEvent
+	(*WatchResponse)(nil),       // 31: lockstep.v1.WatchResponse
+	nil,                         // 32: lockstep.v1.WatchRequest.StartIndexEntry
+	nil,                         // 33: lockstep.v1.WatchResponse.StartIndexEntry
 }
 var file_lockstep_v1_lock_proto_depIdxs = []int32{
 	0,  // 0: lockstep.v1.AcquireRequest.mode:type_name -> lockstep.v1.Mode
@@ -2320,38 +2498,40 @@ var file_lockstep_v1_lock_proto_depIdxs = []int32{
 	0,  // 7: lockstep.v1.Waiter.mode:type_name -> lockstep.v1.Mode
 	17, // 8: lockstep.v1.StatusResponse.holders:type_name -> lockstep.v1.Holder
 	18, // 9: lockstep.v1.StatusResponse.queue:type_name -> lockstep.v1.Waiter
-	21, // 10: lockstep.v1.ClusterResponse.nodes:type_name -> lockstep.v1.Node
-	22, // 11: lockstep.v1.ClusterResponse.shards:type_name -> lockstep.v1.Shard
+	23, // 10: lockstep.v1.ClusterResponse.nodes:type_name -> lockstep.v1.Node
+	24, // 11: lockstep.v1.ClusterResponse.shards:type_name -> lockstep.v1.Shard
 	0,  // 12: lockstep.v1.AcquireManyRequest.mode:type_name -> lockstep.v1.Mode
 	1,  // 13: lockstep.v1.AcquireManyRequest.policy:type_name -> lockstep.v1.Policy
 	2,  // 14: lockstep.v1.AcquireManyRequest.order:type_name -> lockstep.v1.Order
 	3,  // 15: lockstep.v1.AcquireManyResponse.kind:type_name -> lockstep.v1.ManyKind
-	25, // 16: lockstep.v1.AcquireManyResponse.leases:type_name -> lockstep.v1.ManyLease
-	30, // 17: lockstep.v1.WatchRequest.start_index:type_name -> lockstep.v1.WatchRequest.StartIndexEntry
+	27, // 16: lockstep.v1.AcquireManyResponse.leases:type_name -> lockstep.v1.ManyLease
+	32, // 17: lockstep.v1.WatchRequest.start_index:type_name -> lockstep.v1.WatchRequest.StartIndexEntry
 	4,  // 18: lockstep.v1.WatchEvent.kind:type_name -> lockstep.v1.WatchEventKind
 	0,  // 19: lockstep.v1.WatchEvent.mode:type_name -> lockstep.v1.Mode
-	31, // 20: lockstep.v1.WatchResponse.start_index:type_name -> lockstep.v1.WatchResponse.StartIndexEntry
-	28, // 21: lockstep.v1.WatchResponse.events:type_name -> lockstep.v1.WatchEvent
+	33, // 20: lockstep.v1.WatchResponse.start_index:type_name -> lockstep.v1.WatchResponse.StartIndexEntry
+	30, // 21: lockstep.v1.WatchResponse.events:type_name -> lockstep.v1.WatchEvent
 	5,  // 22: lockstep.v1.Lock.Acquire:input_type -> lockstep.v1.AcquireRequest
 	5,  // 23: lockstep.v1.Lock.AcquireStream:input_type -> lockstep.v1.AcquireRequest
-	24, // 24: lockstep.v1.Lock.AcquireMany:input_type -> lockstep.v1.AcquireManyRequest
+	26, // 24: lockstep.v1.Lock.AcquireMany:input_type -> lockstep.v1.AcquireManyRequest
 	9,  // 25: lockstep.v1.Lock.Release:input_type -> lockstep.v1.ReleaseRequest
 	11, // 26: lockstep.v1.Lock.Renew:input_type -> lockstep.v1.RenewRequest
 	13, // 27: lockstep.v1.Lock.KeepAlive:input_type -> lockstep.v1.KeepAliveRequest
 	16, // 28: lockstep.v1.Lock.Status:input_type -> lockstep.v1.StatusRequest
-	20, // 29: lockstep.v1.Lock.Cluster:input_type -> lockstep.v1.ClusterRequest
-	27, // 30: lockstep.v1.Lock.Watch:input_type -> lockstep.v1.WatchRequest
-	6,  // 31: lockstep.v1.Lock.Acquire:output_type -> lockstep.v1.AcquireResponse
-	7,  // 32: lockstep.v1.Lock.AcquireStream:output_type -> lockstep.v1.AcquireEvent
-	26, // 33: lockstep.v1.Lock.AcquireMany:output_type -> lockstep.v1.AcquireManyResponse
-	10, // 34: lockstep.v1.Lock.Release:output_type -> lockstep.v1.ReleaseResponse
-	12, // 35: lockstep.v1.Lock.Renew:output_type -> lockstep.v1.RenewResponse
-	14, // 36: lockstep.v1.Lock.KeepAlive:output_type -> lockstep.v1.KeepAliveResponse
-	19, // 37: lockstep.v1.Lock.Status:output_type -> lockstep.v1.StatusResponse
-	23, // 38: lockstep.v1.Lock.Cluster:output_type -> lockstep.v1.ClusterResponse
-	29, // 39: lockstep.v1.Lock.Watch:output_type -> lockstep.v1.WatchResponse
-	31, // [31:40] is the sub-list for method output_type
-	22, // [22:31] is the sub-list for method input_type
+	20, // 29: lockstep.v1.Lock.Validate:input_type -> lockstep.v1.ValidateRequest
+	22, // 30: lockstep.v1.Lock.Cluster:input_type -> lockstep.v1.ClusterRequest
+	29, // 31: lockstep.v1.Lock.Watch:input_type -> lockstep.v1.WatchRequest
+	6,  // 32: lockstep.v1.Lock.Acquire:output_type -> lockstep.v1.AcquireResponse
+	7,  // 33: lockstep.v1.Lock.AcquireStream:output_type -> lockstep.v1.AcquireEvent
+	28, // 34: lockstep.v1.Lock.AcquireMany:output_type -> lockstep.v1.AcquireManyResponse
+	10, // 35: lockstep.v1.Lock.Release:output_type -> lockstep.v1.ReleaseResponse
+	12, // 36: lockstep.v1.Lock.Renew:output_type -> lockstep.v1.RenewResponse
+	14, // 37: lockstep.v1.Lock.KeepAlive:output_type -> lockstep.v1.KeepAliveResponse
+	19, // 38: lockstep.v1.Lock.Status:output_type -> lockstep.v1.StatusResponse
+	21, // 39: lockstep.v1.Lock.Validate:output_type -> lockstep.v1.ValidateResponse
+	25, // 40: lockstep.v1.Lock.Cluster:output_type -> lockstep.v1.ClusterResponse
+	31, // 41: lockstep.v1.Lock.Watch:output_type -> lockstep.v1.WatchResponse
+	32, // [32:42] is the sub-list for method output_type
+	22, // [22:32] is the sub-list for method input_type
 	22, // [22:22] is the sub-list for extension type_name
 	22, // [22:22] is the sub-list for extension extendee
 	0,  // [0:22] is the sub-list for field type_name
@@ -2368,13 +2548,14 @@ func file_lockstep_v1_lock_proto_init() {
 	}
 	file_lockstep_v1_lock_proto_msgTypes[14].OneofWrappers = []any{}
 	file_lockstep_v1_lock_proto_msgTypes[16].OneofWrappers = []any{}
+	file_lockstep_v1_lock_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lockstep_v1_lock_proto_rawDesc), len(file_lockstep_v1_lock_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

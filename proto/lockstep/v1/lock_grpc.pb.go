@@ -39,6 +39,7 @@ const (
 	Lock_Renew_FullMethodName         = "/lockstep.v1.Lock/Renew"
 	Lock_KeepAlive_FullMethodName     = "/lockstep.v1.Lock/KeepAlive"
 	Lock_Status_FullMethodName        = "/lockstep.v1.Lock/Status"
+	Lock_Validate_FullMethodName      = "/lockstep.v1.Lock/Validate"
 	Lock_Cluster_FullMethodName       = "/lockstep.v1.Lock/Cluster"
 	Lock_Watch_FullMethodName         = "/lockstep.v1.Lock/Watch"
 )
@@ -73,6 +74,11 @@ type LockClient interface {
 	KeepAlive(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[KeepAliveRequest, KeepAliveResponse], error)
 	// Status reads a resource's holders and queue: GET /lock/status.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Validate answers whether token is the fencing token of one of
+	// resource's current holders: GET /lock/validate (Chubby's
+	// CheckSequencer). Through the leader, as a status read, unless stale.
+	// A missing resource or a zero token is INVALID_ARGUMENT.
+	Validate(ctx context.Context, in *ValidateRequest, opts ...grpc.CallOption) (*ValidateResponse, error)
 	// Cluster describes members and shards: GET /cluster.
 	Cluster(ctx context.Context, in *ClusterRequest, opts ...grpc.CallOption) (*ClusterResponse, error)
 	// Watch streams a resource's (or a prefix's) grants, releases,
@@ -176,6 +182,16 @@ func (c *lockClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *lockClient) Validate(ctx context.Context, in *ValidateRequest, opts ...grpc.CallOption) (*ValidateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ValidateResponse)
+	err := c.cc.Invoke(ctx, Lock_Validate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *lockClient) Cluster(ctx context.Context, in *ClusterRequest, opts ...grpc.CallOption) (*ClusterResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ClusterResponse)
@@ -235,6 +251,11 @@ type LockServer interface {
 	KeepAlive(grpc.BidiStreamingServer[KeepAliveRequest, KeepAliveResponse]) error
 	// Status reads a resource's holders and queue: GET /lock/status.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Validate answers whether token is the fencing token of one of
+	// resource's current holders: GET /lock/validate (Chubby's
+	// CheckSequencer). Through the leader, as a status read, unless stale.
+	// A missing resource or a zero token is INVALID_ARGUMENT.
+	Validate(context.Context, *ValidateRequest) (*ValidateResponse, error)
 	// Cluster describes members and shards: GET /cluster.
 	Cluster(context.Context, *ClusterRequest) (*ClusterResponse, error)
 	// Watch streams a resource's (or a prefix's) grants, releases,
@@ -276,6 +297,9 @@ func (UnimplementedLockServer) KeepAlive(grpc.BidiStreamingServer[KeepAliveReque
 }
 func (UnimplementedLockServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedLockServer) Validate(context.Context, *ValidateRequest) (*ValidateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Validate not implemented")
 }
 func (UnimplementedLockServer) Cluster(context.Context, *ClusterRequest) (*ClusterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cluster not implemented")
@@ -412,6 +436,24 @@ func _Lock_Status_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Lock_Validate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LockServer).Validate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Lock_Validate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LockServer).Validate(ctx, req.(*ValidateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Lock_Cluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ClusterRequest)
 	if err := dec(in); err != nil {
@@ -467,6 +509,10 @@ var Lock_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _Lock_Status_Handler,
+		},
+		{
+			MethodName: "Validate",
+			Handler:    _Lock_Validate_Handler,
 		},
 		{
 			MethodName: "Cluster",
