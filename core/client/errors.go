@@ -99,6 +99,18 @@ func newAPIError(status int, body []byte) *APIError {
 	return &APIError{Status: status, Message: msg}
 }
 
+// outcomeOpen tells whether a failed attempt may have been applied: an
+// API error whose code says surely not applied (unavailable, overloaded)
+// or definite leaves nothing open; a transport failure, a lost reply or an
+// indefinite code does.
+func outcomeOpen(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.Code != "" {
+		return apiErr.Code.Indefinite()
+	}
+	return true
+}
+
 // retryable tells whether another attempt may succeed: network failures,
 // timeouts and undecodable replies are transient; an API error is as its
 // code's class says (api.Code.Retryable: surely not applied, or outcome

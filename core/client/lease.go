@@ -298,7 +298,10 @@ func (l *Lease) Release(ctx context.Context) error {
 	err := l.c.retry(ctx, "release", l.resource, func(ctx context.Context, endpoint string) error {
 		var reply api.ReleaseResponse
 		err := l.c.roundTrip(ctx, endpoint, req, &reply)
-		if err != nil && retryable(err) {
+		// Only an attempt that may have released makes a later
+		// not_holder its own echo; one surely not applied (503, 429) does
+		// not, and then not_holder means the lease had already ended.
+		if err != nil && retryable(err) && outcomeOpen(err) {
 			inDoubt = true
 		}
 		return err

@@ -221,6 +221,35 @@ func TestLeaseReleaseLostReply(t *testing.T) {
 	}
 }
 
+// Goal: a retry's not_holder counts as the release's own echo only after
+// an attempt that may have applied; after one surely not applied (503,
+// 429) it means the lease had already ended, and the caller is told so.
+// Method: the lease ends while the first release is answered each
+// not-applied code; the retry finds no lease.
+func TestLeaseReleaseNotHolderAfterNotApplied(t *testing.T) {
+	for _, code := range []api.Code{api.CodeUnavailable, api.CodeOverloaded} {
+		t.Run(string(code), func(t *testing.T) {
+			fs, srv := startFake(t)
+			c := newTestClient(t, fastRetries(Config{Endpoints: []string{srv.URL}}))
+			ctx := context.Background()
+			l, err := c.Acquire(ctx, "r", AcquireOptions{TTL: time.Minute})
+			if err != nil {
+				t.Fatalf("Acquire: %v", err)
+			}
+			fs.setFault(func(path string, n int) fault {
+				if path == api.PathRelease && n == 0 {
+					fs.revoke("r", l.ID())
+					return fault{status: code.HTTPStatus(), code: code}
+				}
+				return fault{}
+			})
+			if err := l.Release(ctx); !errors.Is(err, ErrNotHolder) {
+				t.Fatalf("Release = %v, want ErrNotHolder", err)
+			}
+		})
+	}
+}
+
 // Goal: a release that cannot reach the server reports the failure and
 // leaves the lease releasable. Method: 503 on every release, then healthy.
 func TestLeaseReleaseUnavailableCanRetry(t *testing.T) {

@@ -157,14 +157,20 @@ func (g *Group) Propose(ctx context.Context, cmd Command) error {
 		case errors.Is(err, ErrShardsFixed) || errors.Is(err, errInvalid):
 			return err
 		}
-		// Only a member that does not lead, refusing it, proves an attempt
-		// changed nothing (a leader that lost its leadership may still
-		// have committed it).
-		mayHaveApplied = mayHaveApplied || attempted && !errors.Is(err, node.ErrNotLeader)
+		// Only a refusal before the entry reached a log (a member that
+		// does not lead, a forward surely not sent, raft refusing to
+		// enqueue) proves an attempt changed nothing: a leader that lost
+		// its leadership, or a lost answer, may still have committed it.
+		mayHaveApplied = mayHaveApplied || attempted && !errors.Is(err, node.ErrNotLeader) && !errors.Is(err, node.ErrUnavailable)
 		t := time.NewTimer(retryDelay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			if mayHaveApplied {
+				// The last error may say "unavailable", but an earlier
+				// attempt may have committed: the outcome is unknown.
+				return fmt.Errorf("meta: %w: %w (last: %v)", node.ErrIndeterminate, ctx.Err(), err)
+			}
 			return fmt.Errorf("meta: %w (last: %w)", ctx.Err(), err)
 		case <-t.C:
 		}
@@ -208,10 +214,7 @@ func (g *Group) applyLocal(ctx context.Context, body []byte) (uint64, error) {
 	}
 	f := g.raft.Apply(body, timeout)
 	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) {
-			return 0, node.ErrNotLeader
-		}
-		return 0, fmt.Errorf("%w: %w", node.ErrUnavailable, err)
+		return 0, node.ApplyError(err)
 	}
 	if err, _ := f.Response().(error); err != nil {
 		return f.Index(), err

@@ -194,7 +194,7 @@ func (p *proposer) complete() {
 				err = fmt.Errorf("%w: unexpected apply response %T for %d commands", ErrIndeterminate, e.future.Response(), len(e.proposals))
 			}
 		} else {
-			err = classifyApplyError(err)
+			err = ApplyError(err)
 		}
 		for i, pr := range e.proposals {
 			out := proposed{err: err, called: e.called, returned: returned}
@@ -210,9 +210,11 @@ func (p *proposer) complete() {
 	}
 }
 
-// classifyApplyError says what raft's refusal of an entry means for its
-// commands.
-func classifyApplyError(err error) error {
+// ApplyError says what raft's refusal of an entry (raft.Apply's future
+// error) means for its commands: ErrNotLeader, ErrUnavailable (surely not
+// applied) or ErrIndeterminate (it may still commit: leadership lost, raft
+// shut down after taking it). The metadata group classifies by it too.
+func ApplyError(err error) error {
 	switch {
 	case errors.Is(err, raft.ErrNotLeader):
 		return ErrNotLeader
