@@ -9,16 +9,21 @@ import (
 
 // commandVersion is the first byte of every encoded command, so the format
 // can change without misreading old logs. Version 1 lacked the fields after
-// RequestID, version 2 Resources, version 3 Quota; they still decode, with
-// those zero. A command without a quota is still written as version 3, so
-// members that predate quotas read it.
-const commandVersion = 4
+// RequestID, version 2 Resources, version 3 Quota, version 4 GraceMs and
+// Permits; they still decode, with those zero. A command is written in the
+// oldest version that holds it, so members that predate a field read
+// every command that does not use it.
+const commandVersion = 5
 
 // AppendCommand appends the binary form of cmd to buf. The format is
 // hand-written (no reflection) because it is on the hot path of every write.
 func AppendCommand(buf []byte, cmd *lock.Command) []byte {
 	version := byte(commandVersion)
-	if cmd.Quota.IsZero() {
+	switch {
+	case cmd.GraceMs != 0 || cmd.Permits != 0:
+	case !cmd.Quota.IsZero():
+		version = 4
+	default:
 		version = 3
 	}
 	buf = append(buf, version, byte(cmd.Op), byte(cmd.Mode), byte(cmd.Policy))
@@ -40,6 +45,9 @@ func AppendCommand(buf []byte, cmd *lock.Command) []byte {
 	if cmd.CallerGone {
 		flags |= 1
 	}
+	if cmd.Deadlock {
+		flags |= 2
+	}
 	buf = append(buf, flags)
 	buf = lock.AppendStrings(buf, cmd.Resources)
 	if version < 4 {
@@ -48,7 +56,11 @@ func AppendCommand(buf []byte, cmd *lock.Command) []byte {
 	for _, v := range [4]uint32{cmd.Quota.Held, cmd.Quota.Queued, cmd.Quota.ClientHeld, cmd.Quota.ClientQueued} {
 		buf = binary.AppendUvarint(buf, uint64(v))
 	}
-	return buf
+	if version < 5 {
+		return buf
+	}
+	buf = binary.AppendVarint(buf, cmd.GraceMs)
+	return binary.AppendUvarint(buf, uint64(cmd.Permits))
 }
 
 // DecodeCommand parses what AppendCommand wrote.
@@ -77,7 +89,9 @@ func DecodeCommand(b []byte) (lock.Command, error) {
 		for i := 0; i < n && d.OK(); i++ {
 			cmd.Suspects = append(cmd.Suspects, d.Text())
 		}
-		cmd.CallerGone = d.Byte()&1 != 0
+		flags := d.Byte()
+		cmd.CallerGone = flags&1 != 0
+		cmd.Deadlock = flags&2 != 0
 	}
 	if v >= 3 {
 		cmd.Resources = d.Strings()
@@ -86,6 +100,10 @@ func DecodeCommand(b []byte) (lock.Command, error) {
 		for _, dst := range []*uint32{&cmd.Quota.Held, &cmd.Quota.Queued, &cmd.Quota.ClientHeld, &cmd.Quota.ClientQueued} {
 			*dst = d.Uint32()
 		}
+	}
+	if v >= 5 {
+		cmd.GraceMs = d.Varint()
+		cmd.Permits = d.Uint32()
 	}
 	return cmd, d.End()
 }

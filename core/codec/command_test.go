@@ -62,6 +62,9 @@ func anyCommand() *rapid.Generator[lock.Command] {
 			CallerGone:  rapid.Bool().Draw(t, "callerGone"),
 			Quota: lock.Quota{Held: rapid.Uint32().Draw(t, "qheld"), Queued: rapid.Uint32().Draw(t, "qqueued"),
 				ClientHeld: rapid.Uint32().Draw(t, "qcheld"), ClientQueued: rapid.Uint32().Draw(t, "qcqueued")},
+			Deadlock: rapid.Bool().Draw(t, "deadlock"),
+			GraceMs:  rapid.Int64().Draw(t, "grace"),
+			Permits:  rapid.Uint32().Draw(t, "permits"),
 		}
 	})
 }
@@ -174,7 +177,8 @@ func TestTrailingBytesReported(t *testing.T) {
 
 // TestQuotaCodecCompatible: goal — a command without a quota is written
 // as version 3 (byte-identical to what members before quotas wrote and
-// read), one with a quota as version 4, and the quota survives decoding.
+// read), one with a quota as version 4, one with a grace or permits as
+// version 5, and the fields survive decoding.
 func TestQuotaCodecCompatible(t *testing.T) {
 	plain := acq("a:1", 'a', lock.Exclusive, 1000, 0)
 	if b := AppendCommand(nil, &plain); b[0] != 3 {
@@ -186,6 +190,14 @@ func TestQuotaCodecCompatible(t *testing.T) {
 	got, err := DecodeCommand(b)
 	if b[0] != 4 || err != nil || got.Quota != limited.Quota {
 		t.Fatalf("quota: version %d, decoded %+v, %v", b[0], got.Quota, err)
+	}
+	for _, c := range []lock.Command{{GraceMs: 250}, {Permits: 3}} {
+		c.Op, c.Resource, c.Quota = plain.Op, plain.Resource, limited.Quota
+		b := AppendCommand(nil, &c)
+		got, err := DecodeCommand(b)
+		if b[0] != 5 || err != nil || got.GraceMs != c.GraceMs || got.Permits != c.Permits || got.Quota != c.Quota {
+			t.Fatalf("grace %d permits %d: version %d, decoded %+v, %v", c.GraceMs, c.Permits, b[0], got, err)
+		}
 	}
 }
 

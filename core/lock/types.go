@@ -193,6 +193,9 @@ type Command struct {
 	// cancel finds is released as that attempt's orphan instead of being
 	// reported (and so claimed).
 	CallerGone bool
+	// Deadlock, on a cancel, says it breaks a wait-for cycle: the waiter it
+	// removes is answered Deadlock instead of a plain cancellation.
+	Deadlock bool
 	// Resources, on an OpAcquireMany, are its resources in request order
 	// (1..MaxManyResources, distinct); Resource must then be empty. An
 	// OpCancel naming a multi request carries the same list with LeaseID
@@ -202,6 +205,13 @@ type Command struct {
 	// Quota, on an acquire, bounds its namespace's and client's usage
 	// (quota.go); the proposer stamps it from the configured quotas.
 	Quota Quota
+	// GraceMs, on an acquire, keeps the resource unavailable that long
+	// after the lease expires (not after a release); a renew within it
+	// revives the lease with its token. 0 is none; at most TTLMs.
+	GraceMs int64
+	// Permits, on an acquire, makes the resource a semaphore of that many
+	// exclusive holders (fixed at first use); 0 and 1 are a plain lock.
+	Permits uint32
 }
 
 // MaxManyResources is the most resources one OpAcquireMany may name.
