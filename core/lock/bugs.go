@@ -35,5 +35,8 @@ func (s *State) forgetOnNewTerm() {
 // tokenInMemory is Bugs.TokenInMemory.
 func (s *State) tokenInMemory() bool { return s.cfg.Bugs.TokenInMemory }
 
+// permitOvercount is Bugs.PermitOvercount.
+func (s *State) permitOvercount() bool { return s.cfg.Bugs.PermitOvercount }
+
 // forgetsSettled is Bugs.ForgetSettled.
 func (s *State) forgetsSettled() bool { return s.cfg.Bugs.ForgetSettled }

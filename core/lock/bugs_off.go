@@ -11,3 +11,5 @@ func (s *State) forgetOnNewTerm() {}
 func (s *State) forgetsSettled() bool { return false }
 
 func (s *State) tokenInMemory() bool { return false }
+
+func (s *State) permitOvercount() bool { return false }

@@ -81,3 +81,22 @@ func TestBugModesRestoreTheirSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// TestPermitOvercountGrantsOneMore: goal — the permit-overcount bug mode
+// does grant a semaphore of 2 a third holder, without the state machine
+// panicking or refusing its own snapshot: the testbed must catch it from
+// the outside.
+func TestPermitOvercountGrantsOneMore(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Bugs = Bugs{PermitOvercount: true}
+	s := mustNew(t, cfg)
+	for i, l := range []byte{'a', 'b', 'c'} {
+		if res, _ := applyAt(s, uint64(i+1), 0, sem(acq("r", l, X, 100, 0), 2)); !res.Granted {
+			t.Fatalf("permit %d (%c) not granted under the bug: %+v", i+1, l, res)
+		}
+	}
+	if res, _ := applyAt(s, 4, 0, sem(acq("r", 'd', X, 100, 0), 2)); res.Granted {
+		t.Fatal("a fourth permit granted: the bug is one too many, not unbounded")
+	}
+	checkSnapshotRoundTrip(t, s)
+}

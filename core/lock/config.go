@@ -34,6 +34,8 @@ type Bugs struct {
 	// ForgetSettled: how queued requests ended is not consulted, so a
 	// cancel or retry of a request granted meanwhile reads "not granted".
 	ForgetSettled bool
+	// PermitOvercount: a semaphore grants one permit more than its N.
+	PermitOvercount bool
 }
 
 // maxResources is the most resources one state machine can hold: the arena

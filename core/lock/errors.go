@@ -27,6 +27,10 @@ const (
 	// QuotaExceeded: the acquire would take its namespace or client past
 	// the Quota it carries; Result.Blocked names the limit.
 	QuotaExceeded
+	// PermitsMismatch: the acquire names other permits than the resource
+	// has (a semaphore of another N, a plain lock asked as a semaphore or
+	// the reverse, or acquire_many on a semaphore); see semaphore.go.
+	PermitsMismatch
 )
 
 func (c Code) String() string {
@@ -47,6 +51,8 @@ func (c Code) String() string {
 		return "lease_ended"
 	case QuotaExceeded:
 		return "quota_exceeded"
+	case PermitsMismatch:
+		return "permits_mismatch"
 	default:
 		return "unknown"
 	}

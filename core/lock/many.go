@@ -139,7 +139,7 @@ func (s *State) dropMany(index uint64, m *manyRequest) {
 func (s *State) grantMany(index uint64, m *manyRequest) bool {
 	for j := range m.resources {
 		r, i := s.part(m, j)
-		if i != 0 || !r.compatible(r.queue()[0].mode) {
+		if i != 0 || !s.compatible(r, r.queue()[0].mode) {
 			return false
 		}
 	}
@@ -255,6 +255,12 @@ func (s *State) acquireMany(index uint64, cmd *Command) Result {
 			s.settle(index, r)
 		}
 	}
+	for _, name := range cmd.Resources {
+		// A multi request takes plain locks only (semaphore.go).
+		if r := s.resources.find(name); r != nil && r.semaphore() {
+			return Result{Code: PermitsMismatch, Blocked: name}
+		}
+	}
 	blocked, missing, missingCount := "", "", 0
 	for _, name := range cmd.Resources {
 		r := s.resources.find(name)
@@ -262,7 +268,7 @@ func (s *State) acquireMany(index uint64, cmd *Command) Result {
 		case r == nil:
 			missing = firstName(missing, name)
 			missingCount++
-		case !r.compatible(cmd.Mode) || len(r.queue()) != 0:
+		case !s.compatible(r, cmd.Mode) || len(r.queue()) != 0:
 			blocked = firstName(blocked, name)
 		}
 	}

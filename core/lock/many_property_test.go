@@ -37,7 +37,13 @@ func (m *manyRef) observe(t fataler, events []Event) {
 				t.Fatalf("%s: token %d after %d", e.Resource, e.Lease.Token, m.tokens[e.Resource])
 			}
 			m.tokens[e.Resource] = e.Lease.Token
+			if e.Permits > 1 && (len(hs) >= int(e.Permits) || !e.Many.IsZero() || e.Lease.Mode != Exclusive) {
+				t.Fatalf("%s: %s granted a permit of %d while %d are held (multi: %v)", e.Resource, e.Lease.ID, e.Permits, len(hs), !e.Many.IsZero())
+			}
 			for id, mode := range hs {
+				if e.Permits > 1 {
+					break // a semaphore's holders are all exclusive, checked above
+				}
 				if mode == Exclusive || e.Lease.Mode == Exclusive {
 					t.Fatalf("%s: %s granted %v while %s holds %v", e.Resource, e.Lease.ID, e.Lease.Mode, id, mode)
 				}

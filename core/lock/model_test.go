@@ -31,6 +31,8 @@ type refModel struct {
 type refResource struct {
 	holders []Lease // in grant order
 	queue   []refWaiter
+	// permits is the semaphore's N, 0 for a plain lock.
+	permits uint32
 }
 
 // refAttempt is one attempt waiting for a queued request.
@@ -88,6 +90,9 @@ func (m *refModel) valid(c *Command) bool {
 		return ms >= m.cfg.MinTTL.Milliseconds() && ms >= 1 && ms <= m.cfg.MaxTTL.Milliseconds()
 	}
 	if !id(c.Host, false) || len(c.Suspects) > 64 {
+		return false
+	}
+	if c.Permits != 0 && (c.Op != OpAcquire || c.Permits > 1024 || c.Permits > 1 && c.Mode == Shared) {
 		return false
 	}
 	for _, h := range c.Suspects {
@@ -242,8 +247,12 @@ func (m *refModel) drop(name string, i int, emit emitFunc) {
 	m.remember(refDedupe{at: m.now, resource: name, lease: l})
 }
 
-// fits reports whether mode is compatible with every current holder.
+// fits reports whether mode is compatible with every current holder; on
+// a semaphore, whether an exclusive request finds a permit free.
 func (r *refResource) fits(mode Mode) bool {
+	if r.permits > 1 {
+		return mode == Exclusive && len(r.holders) < int(r.permits)
+	}
 	for _, h := range r.holders {
 		if h.Mode == Exclusive || mode == Exclusive {
 			return false
@@ -257,7 +266,7 @@ func (m *refModel) grant(name string, id LeaseID, client string, mode Mode, ttlM
 	l := Lease{ID: id, ClientID: client, Mode: mode, Token: m.lastToken,
 		ExpiresAt: m.now + ttlMs*int64(time.Millisecond), TTLMs: ttlMs}
 	m.res[name].holders = append(m.res[name].holders, l)
-	ev := Event{Kind: EventGrant, Resource: name, Lease: l}
+	ev := Event{Kind: EventGrant, Resource: name, Lease: l, Permits: m.res[name].permits}
 	if from != nil {
 		ev.Queued = true
 		for _, a := range from.attempts {
@@ -417,11 +426,17 @@ func (m *refModel) acquire(c *Command, emit emitFunc) Result {
 		m.settle(c.Resource, emit) // dead waiters at the head never block
 	}
 	r := m.res[c.Resource]
+	if r != nil && max(r.permits, 1) != max(c.Permits, 1) {
+		return Result{Code: PermitsMismatch, Status: &Status{Resource: c.Resource, Permits: r.permits}}
+	}
 	if r == nil {
 		if len(m.res) >= m.cfg.MaxResources {
 			return Result{Code: TooManyLocks}
 		}
 		r = &refResource{}
+		if c.Permits > 1 {
+			r.permits = c.Permits
+		}
 		m.res[c.Resource] = r
 	}
 	if r.fits(c.Mode) && len(r.queue) == 0 {
@@ -497,6 +512,7 @@ func (m *refModel) status(name string) Status {
 		return st
 	}
 	st.Holders = slices.Clone(r.holders)
+	st.Permits = r.permits
 	for _, w := range r.queue {
 		if w.deadline() > m.now {
 			st.Queue = append(st.Queue, Waiter{ID: w.id, ClientID: w.client, Mode: w.mode, Deadline: w.deadline()})

@@ -449,13 +449,13 @@ func TestRestoresVersion2(t *testing.T) {
 	s := mustNew(t, DefaultConfig())
 	applyAt(s, 1, 0, acq("r", 'a', X, 1000, 0))
 	applyAt(s, 2, 5, acq("s", 'b', S, 1000, 0))
-	v3 := s.Snapshot()
+	v3 := s.snapshotVersion(5)
 	v2 := append([]byte(snapshotMagicV2), v3[len(snapshotMagic):]...)
 	restored := mustNew(t, DefaultConfig())
 	if err := restored.Restore(v2); err != nil {
 		t.Fatalf("restore v2: %v", err)
 	}
-	if !bytes.Equal(restored.Snapshot(), v3) {
+	if !bytes.Equal(restored.snapshotVersion(5), v3) {
 		t.Fatal("v2 snapshot restored to a different state")
 	}
 	for _, bad := range [][]byte{[]byte("LKSNAP"), []byte("LKSNAP4\n"), nil} {

@@ -166,7 +166,7 @@ func (s *State) acquireExceeds(r *resource, cmd *Command) string {
 		return ""
 	}
 	t, ns := s.counted(), Namespace(cmd.Resource)
-	if r == nil || (r.compatible(cmd.Mode) && len(r.queue()) == 0) {
+	if r == nil || (s.compatible(r, cmd.Mode) && len(r.queue()) == 0) {
 		return t.exceeds(cmd.Quota, ns, cmd.ClientID, 1, true)
 	}
 	if cmd.WaitMs == 0 || cmd.Policy == Throughput {

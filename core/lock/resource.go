@@ -74,17 +74,20 @@ func (w *waiter) hasAttempt(id LeaseID) bool {
 
 // resource is one lock. A resource exists only while it has holders; a
 // queue is never kept without a holder because a free lock grants its head.
-// Records live in a resourceArena (72 B each: 68 B and 4 B of padding).
+// Records live in a resourceArena (72 B each).
 type resource struct {
 	name  string
 	first holder
 	more  *resourceExtra
 	// id is the record's arena id; 0 marks a free record.
 	id uint32
+	// permits is the N of a semaphore (semaphore.go), 0 for a plain lock;
+	// it takes what was padding.
+	permits uint32
 }
 
-// resourceExtra holds the rarely used parts: extra shared holders and the
-// wait queue. Uncontended exclusive locks never allocate it.
+// resourceExtra holds the rarely used parts: extra holders (shared ones,
+// or a semaphore's further permits) and the wait queue. Uncontended exclusive locks never allocate it.
 type resourceExtra struct {
 	shared []holder
 	queue  []waiter
@@ -188,10 +191,13 @@ func (r *resource) shrink() {
 
 // compatible reports whether a request in mode m could hold r right now,
 // ignoring the queue.
-func (r *resource) compatible(m Mode) bool {
+func (s *State) compatible(r *resource, m Mode) bool {
 	n := r.holderCount()
 	if n == 0 {
 		return true
+	}
+	if r.semaphore() {
+		return m == Exclusive && s.permitsFree(r)
 	}
 	return m == Shared && r.first.mode() == Shared
 }

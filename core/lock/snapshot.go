@@ -11,10 +11,12 @@ import (
 // snapshotMagic starts every snapshot; the trailing digit is the version.
 // Version 2 lacked holders' unclaimed flags, waiters' owner and host, and
 // the policy of remembered requests; version 3 lacked multi requests;
-// version 4 lacked the entry (index, term) that made each unclaimed grant.
+// version 4 lacked the entry (index, term) that made each unclaimed grant;
+// version 5 lacked each resource's permits (every lock was plain).
 // All still restore, with what they lack zero.
 const (
-	snapshotMagic   = "LKSNAP5\n"
+	snapshotMagic   = "LKSNAP6\n"
+	snapshotMagicV5 = "LKSNAP5\n"
 	snapshotMagicV4 = "LKSNAP4\n"
 	snapshotMagicV3 = "LKSNAP3\n"
 	snapshotMagicV2 = "LKSNAP2\n"
@@ -38,14 +40,27 @@ func (s *State) Snapshot() []byte {
 }
 
 func (v *snapshotView) encode() []byte {
-	buf := v.appendCore(make([]byte, 0, 64+v.resources*96))
+	return v.encodeVersion(6)
+}
+
+// encodeVersion encodes in the current version or, for tests of older
+// members' snapshots, version 5 (which has no permits: a state holding a
+// semaphore cannot be written so).
+func (v *snapshotView) encodeVersion(version int) []byte {
+	buf := v.appendCoreVersion(make([]byte, 0, 64+v.resources*96), version)
 	buf = v.dedupe.append(buf)
 	return v.settled.append(buf)
 }
 
 // appendCore encodes everything but the dedupe tables.
-func (v *snapshotView) appendCore(buf []byte) []byte {
-	buf = append(buf, snapshotMagic...)
+func (v *snapshotView) appendCore(buf []byte) []byte { return v.appendCoreVersion(buf, 6) }
+
+func (v *snapshotView) appendCoreVersion(buf []byte, version int) []byte {
+	if version == 5 {
+		buf = append(buf, snapshotMagicV5...)
+	} else {
+		buf = append(buf, snapshotMagic...)
+	}
 	buf = binary.AppendUvarint(buf, v.lastToken)
 	buf = binary.AppendUvarint(buf, v.lastIndex)
 	buf = binary.AppendUvarint(buf, v.expired)
@@ -61,6 +76,11 @@ func (v *snapshotView) appendCore(buf []byte) []byte {
 	buf = binary.AppendUvarint(buf, uint64(len(sorted)))
 	for _, r := range sorted {
 		buf = appendString(buf, r.name)
+		if version >= 6 {
+			buf = binary.AppendUvarint(buf, uint64(r.permits))
+		} else if r.permits != 0 {
+			panic("lock: a semaphore in a version 5 snapshot")
+		}
 		n := r.holderCount()
 		buf = binary.AppendUvarint(buf, uint64(n))
 		for i := 0; i < n; i++ {
@@ -261,7 +281,7 @@ func snapshotVersion(b []byte) (int, error) {
 	for _, m := range []struct {
 		magic   string
 		version int
-	}{{snapshotMagic, 5}, {snapshotMagicV4, 4}, {snapshotMagicV3, 3}, {snapshotMagicV2, 2}} {
+	}{{snapshotMagic, 6}, {snapshotMagicV5, 5}, {snapshotMagicV4, 4}, {snapshotMagicV3, 3}, {snapshotMagicV2, 2}} {
 		if len(b) >= len(m.magic) && string(b[:len(m.magic)]) == m.magic {
 			return m.version, nil
 		}
@@ -301,6 +321,15 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 	// On any error below the whole fresh state is discarded, so the record
 	// may be inserted before its holders are checked.
 	r := s.resources.insert(name)
+	if d.version >= 6 {
+		// Its holders are checked against it below, so it comes first.
+		p := d.uvarint()
+		if d.err == nil && (p == 1 || p > MaxPermits) {
+			d.err = fmt.Errorf("%w: resource %q: permits %d", ErrCorrupt, name, p)
+			return
+		}
+		r.permits = uint32(p)
+	}
 	nh := d.count(20)
 	for j := 0; j < nh && d.err == nil; j++ {
 		var h holder
@@ -316,7 +345,7 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 		}
 		// Apply panics on a broken invariant, so a snapshot must not be
 		// able to smuggle one in.
-		if !s.tokenInRange(h.token) || !validMode(mode) || !r.compatible(mode) {
+		if !s.tokenInRange(h.token) || !validMode(mode) || !s.compatible(r, mode) {
 			d.err = fmt.Errorf("%w: resource %q: holder token %d mode %d breaks the lock invariants", ErrCorrupt, r.name, h.token, mode)
 			return
 		}

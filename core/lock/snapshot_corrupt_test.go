@@ -63,7 +63,7 @@ func TestSnapshotIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := s.Metrics().LastIndex
-		for _, magic := range []string{snapshotMagic, snapshotMagicV4, snapshotMagicV3, snapshotMagicV2} {
+		for _, magic := range []string{snapshotMagic, snapshotMagicV5, snapshotMagicV4, snapshotMagicV3, snapshotMagicV2} {
 			b := append([]byte(magic), snap[len(snapshotMagic):]...)
 			if got, err := SnapshotIndex(b); err != nil || got != want {
 				t.Errorf("%q: SnapshotIndex = %d, %v; want %d", magic, got, err, want)

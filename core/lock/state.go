@@ -296,6 +296,9 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 		s.settle(index, r)
 		r = s.resources.find(cmd.Resource)
 	}
+	if r != nil && permitsMismatch(r, cmd) {
+		return Result{Code: PermitsMismatch, Status: &Status{Resource: r.name, Permits: r.permits}}
+	}
 	if limit := s.acquireExceeds(r, cmd); limit != "" {
 		return Result{Code: QuotaExceeded, Blocked: limit}
 	}
@@ -304,8 +307,9 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 			return Result{Code: TooManyLocks}
 		}
 		r = s.resources.insert(cmd.Resource)
+		setPermits(r, cmd)
 	}
-	if r.compatible(cmd.Mode) && len(r.queue()) == 0 {
+	if s.compatible(r, cmd.Mode) && len(r.queue()) == 0 {
 		slot := s.clients.ref(cmd.ClientID)
 		lease := s.grant(index, r, cmd.LeaseID, slot, cmd.Mode, cmd.TTLMs, nil)
 		s.reindex(index, r)
@@ -349,7 +353,7 @@ func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode M
 	s.leases++
 	s.usage.add(r.name, s.clients.name(slot), 1, 0)
 	lease := s.leaseOf(&h)
-	ev := Event{Kind: EventGrant, Lease: lease}
+	ev := Event{Kind: EventGrant, Lease: lease, Permits: r.permits}
 	if from != nil {
 		ev.Queued, ev.Hosts = true, attemptHosts(from.attempts)
 	}
@@ -618,7 +622,7 @@ func (s *State) promote(index uint64, r *resource) {
 			s.dropWaiter(index, r, 0)
 			continue
 		}
-		if !r.compatible(w.mode) {
+		if !s.compatible(r, w.mode) {
 			return
 		}
 		if w.many != nil {
@@ -708,6 +712,7 @@ func (s *State) Status(resource string) Status {
 	if r == nil {
 		return st
 	}
+	st.Permits = r.permits
 	for i := 0; i < r.holderCount(); i++ {
 		st.Holders = append(st.Holders, s.leaseOf(r.holderAt(i)))
 	}
@@ -721,8 +726,9 @@ func (s *State) Status(resource string) Status {
 
 // assertInvariants checks, after every apply, the two properties the whole
 // system exists for on the resource the command touched: at most one
-// exclusive holder (never mixed with shared ones) and holders' tokens not
-// above the last token issued. A violation is a programming error.
+// exclusive holder (never mixed with shared ones; a semaphore of N: at most
+// N, all exclusive) and holders' tokens not above the last token issued.
+// A violation is a programming error.
 func (s *State) assertInvariants(name string) {
 	r := s.resources.find(name)
 	if r == nil {
@@ -734,7 +740,10 @@ func (s *State) assertInvariants(name string) {
 	}
 	for i := 0; i < n; i++ {
 		h := r.holderAt(i)
-		if h.mode() == Exclusive && n > 1 {
+		if r.semaphore() && (h.mode() != Exclusive || !s.heldWithin(r, n)) {
+			panic("lock: semaphore holds more than its permits, or a shared holder")
+		}
+		if !r.semaphore() && h.mode() == Exclusive && n > 1 {
 			panic("lock: exclusive holder shares the lock")
 		}
 		if !s.tokenInRange(h.token) {

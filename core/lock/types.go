@@ -263,6 +263,8 @@ type Status struct {
 	Resource string
 	Holders  []Lease
 	Queue    []Waiter
+	// Permits is a semaphore's N (semaphore.go), 0 for a plain lock.
+	Permits uint32
 }
 
 // Result is what applying one command answered.
@@ -284,7 +286,10 @@ type Result struct {
 	Position int
 	Lease    Lease
 	LogTime  int64
-	Status   *Status
+	// Status is an OpStatus's answer; on a single acquire's
+	// PermitsMismatch, the resource with only its Permits, to say what
+	// it is.
+	Status *Status
 	// Leases are a multi request's grants, in request order.
 	Leases []Lease
 	// Blocked is the resource that kept a multi request from being
@@ -358,4 +363,7 @@ type Event struct {
 	// single-resource requests.
 	Many     LeaseID
 	ManySize int
+	// Permits, on a grant, is the N of the semaphore granted a permit; 0
+	// for a plain lock.
+	Permits uint32
 }

@@ -17,6 +17,9 @@ func (c Config) Check(cmd *Command) error {
 	if err := c.checkNames(cmd); err != nil {
 		return err
 	}
+	if err := checkPermits(cmd); err != nil {
+		return err
+	}
 	switch cmd.Op {
 	case OpAcquire, OpAcquireMany:
 		if err := c.checkID("client_id", cmd.ClientID, true); err != nil {

@@ -29,6 +29,11 @@ var (
 	// ErrQuotaExceeded: the acquire would pass its namespace's or client's
 	// quota (lock.Quota). Definite; nothing changed.
 	ErrQuotaExceeded = errors.New("quota exceeded")
+	// ErrPermitsMismatch: the acquire named other permits than the
+	// resource has (a semaphore's N is fixed while anyone holds or waits
+	// for it), or was an acquire_many on a semaphore. Definite; nothing
+	// changed.
+	ErrPermitsMismatch = errors.New("permits differ from the resource's")
 	// ErrLeaseEnded matches a *LeaseEndedError.
 	ErrLeaseEnded = errors.New("the lease this request was granted has ended")
 )
@@ -66,7 +71,22 @@ func resultError(res lock.Result) error {
 		return &LeaseEndedError{Lease: res.Lease}
 	case lock.QuotaExceeded:
 		return ErrQuotaExceeded
+	case lock.PermitsMismatch:
+		return permitsMismatchError(res)
 	default:
 		return fmt.Errorf("unexpected result code %d", c)
 	}
+}
+
+// permitsMismatchError says what the refused acquire's resource is.
+func permitsMismatchError(res lock.Result) error {
+	switch {
+	case res.Blocked != "":
+		return fmt.Errorf("%w: %q is a semaphore; acquire_many takes plain locks only", ErrPermitsMismatch, res.Blocked)
+	case res.Status != nil && res.Status.Permits > 1:
+		return fmt.Errorf("%w: %q is a semaphore of %d permits while it is held or waited for", ErrPermitsMismatch, res.Status.Resource, res.Status.Permits)
+	case res.Status != nil:
+		return fmt.Errorf("%w: %q is a plain lock (permits 1) while it is held or waited for", ErrPermitsMismatch, res.Status.Resource)
+	}
+	return ErrPermitsMismatch
 }
