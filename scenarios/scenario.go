@@ -239,4 +239,5 @@ var BugScenarios = map[node.Bug]string{
 	node.BugReleaseOnGiveUp:      "sharedExclusiveMix",
 	node.BugUnknownAsUnavailable: "networkPartition",
 	node.BugStaleValidate:        "networkPartition",
+	node.BugPermitOvercount:      "semaphore",
 }

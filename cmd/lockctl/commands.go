@@ -19,6 +19,9 @@ type acquireFlags struct {
 	mode       string
 	requestID  string
 	throughput bool
+	// permits is --permits (acquire and lock only: acquire_many takes
+	// plain locks).
+	permits int
 }
 
 func (a *acquireFlags) register(cmd *cobra.Command, ttl, wait time.Duration) {
@@ -30,8 +33,17 @@ func (a *acquireFlags) register(cmd *cobra.Command, ttl, wait time.Duration) {
 	f.BoolVar(&a.throughput, "throughput", false, "throughput policy: race other waiters instead of queueing in order")
 }
 
+// registerPermits adds --permits, for the single-resource commands.
+func (a *acquireFlags) registerPermits(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&a.permits, "permits", 0, fmt.Sprintf("take one permit of a counting semaphore of N exclusive holders (2..%d; every caller must name the same N; 0: a plain lock)", api.MaxPermits))
+}
+
 func (a *acquireFlags) check() error {
 	switch {
+	case a.permits < 0 || a.permits > api.MaxPermits:
+		return usageError("--permits must be in 0..%d", api.MaxPermits)
+	case a.permits > 1 && a.mode == string(api.Shared):
+		return usageError("--permits needs --mode exclusive: a semaphore's permits are exclusive")
 	case a.ttl < time.Millisecond:
 		return usageError("--ttl must be at least 1ms")
 	case a.wait < 0:
@@ -74,14 +86,16 @@ func acquireCommand(g *globals) *cobra.Command {
 		Use:   "acquire RESOURCE",
 		Short: "Take a lease on RESOURCE and print it (nobody renews it: see lock)",
 		Example: `  lockctl acquire job --ttl 30s
-  lockctl acquire job --ttl 30s --wait 1m --mode shared`,
+  lockctl acquire job --ttl 30s --wait 1m --mode shared
+  lockctl acquire pool --ttl 30s --wait 1m --permits 3`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.check(); err != nil {
 				return err
 			}
 			req := api.AcquireRequest{Resource: args[0], ClientID: g.clientIDOrDefault(), TTLMs: a.ttl.Milliseconds(),
-				Mode: api.Mode(a.mode), WaitMs: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy()}
+				Mode: api.Mode(a.mode), WaitMs: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy(),
+				Permits: int64(a.permits)}
 			var out api.AcquireResponse
 			if err := call(cmd.Context(), g, http.MethodPost, api.PathAcquire, req, &out, a.wait); err != nil {
 				return failed(err)
@@ -96,6 +110,7 @@ func acquireCommand(g *globals) *cobra.Command {
 		},
 	}
 	a.register(cmd, 30*time.Second, 0)
+	a.registerPermits(cmd)
 	return cmd
 }
 

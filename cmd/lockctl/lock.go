@@ -49,7 +49,8 @@ Without COMMAND, lock prints the lease and holds it until interrupted.`,
 		Example: `  lockctl lock nightly-backup -- ./backup.sh --full
   lockctl lock --ttl 30s --wait 5m job -- sh -c 'echo token $LOCKSTEP_FENCING_TOKEN'
   lockctl lock --mode shared --kill-after 30s reports -- ./read-only-report.sh
-  lockctl lock maintenance      # hold until Ctrl-C, like etcdctl lock`,
+  lockctl lock maintenance      # hold until Ctrl-C, like etcdctl lock
+  lockctl lock --permits 3 --wait 5m pool -- ./worker.sh  # at most 3 at once, like consul lock -n 3`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.check(); err != nil {
@@ -62,6 +63,7 @@ Without COMMAND, lock prints the lease and holds it until interrupted.`,
 		},
 	}
 	a.register(cmd, 10*time.Second, 10*time.Minute)
+	a.registerPermits(cmd)
 	cmd.Flags().DurationVar(&killAfter, "kill-after", 10*time.Second, "after SIGTERM, how long COMMAND has before SIGKILL")
 	return cmd
 }
@@ -84,6 +86,7 @@ func runLock(cmd *cobra.Command, g *globals, a acquireFlags, killAfter time.Dura
 	}
 	lease, err := c.Acquire(ctx, resource, client.AcquireOptions{
 		TTL: a.ttl, Wait: a.wait, Mode: api.Mode(a.mode), RequestID: a.requestID, Policy: a.policy(), KeepAlive: true,
+		Permits: a.permits,
 	})
 	if errors.Is(err, client.ErrNotGranted) {
 		return &exitError{code: exitNotGranted, err: err}

@@ -38,7 +38,15 @@ type AcquireRequest struct {
 	WaitMs    int64  `json:"wait,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
 	Policy    Policy `json:"policy,omitempty"`
+	// Permits N (2..MaxPermits) makes the resource a counting semaphore
+	// of N exclusive holders, fixed by the acquire that creates it while
+	// anyone holds or waits for it; every acquire of it must name the
+	// same N (else 409 permits_mismatch). 0 or 1: a plain lock.
+	Permits int64 `json:"permits,omitempty"`
 }
+
+// MaxPermits is the largest semaphore (lock.MaxPermits).
+const MaxPermits = 1024
 
 // AcquireResponse is the 200 reply of POST /lock/acquire. When Granted is
 // false the lease fields are empty and QueuePosition tells where the request
@@ -176,6 +184,9 @@ type StatusResponse struct {
 	Holders   []Holder `json:"holders"`
 	Queue     []Waiter `json:"queue"`
 	LogTimeMs int64    `json:"log_time"`
+	// Permits is the N of a semaphore (its holders are its permits),
+	// omitted for a plain lock.
+	Permits int64 `json:"permits,omitempty"`
 	// CaughtUp is set on stale replies only: true once the member answering
 	// caught up with its shard's leader since it started and still hears
 	// from a leader; false means this view may be far behind (a restarted
@@ -340,12 +351,20 @@ const (
 	// last admin token cannot be deleted); nothing changed. 409 Conflict,
 	// as the lock conflicts are, and gRPC FAILED_PRECONDITION.
 	CodeFailedPrecondition Code = "failed_precondition"
+	// CodeBadPermits: an acquire's permits can never be granted (above
+	// MaxPermits, negative, with mode shared, or on acquire_many); 400.
+	CodeBadPermits Code = "bad_permits"
+	// CodePermitsMismatch: the acquire names other permits than the
+	// resource has while it is held or waited for (a semaphore of another
+	// N, a plain lock asked as a semaphore or the reverse, acquire_many on
+	// a semaphore); nothing changed. 409, gRPC FAILED_PRECONDITION.
+	CodePermitsMismatch Code = "permits_mismatch"
 )
 
 // HTTPStatus maps an error code to the status the server answers with.
 func (c Code) HTTPStatus() int {
 	switch c {
-	case CodeInvalidArgument, CodeCrossShard:
+	case CodeInvalidArgument, CodeCrossShard, CodeBadPermits:
 		return 400
 	case CodeUnauthenticated:
 		return 401
@@ -357,7 +376,7 @@ func (c Code) HTTPStatus() int {
 		return 410
 	case CodeMethodNotAllowed:
 		return 405
-	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded, CodeFailedPrecondition:
+	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded, CodeFailedPrecondition, CodePermitsMismatch:
 		return 409
 	case CodeResourceExhausted:
 		return 429

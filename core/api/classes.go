@@ -23,7 +23,8 @@ func (c Code) Indefinite() bool {
 	switch c {
 	case CodeInvalidArgument, CodeCrossShard, CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded,
 		CodeFailedPrecondition, CodeUnauthenticated, CodePermissionDenied, CodeNotFound,
-		CodeMethodNotAllowed, CodeResourceExhausted, CodeCompacted, CodeUnavailable, CodeOverloaded:
+		CodeMethodNotAllowed, CodeResourceExhausted, CodeCompacted, CodeUnavailable, CodeOverloaded,
+		CodeBadPermits, CodePermitsMismatch:
 		return false
 	}
 	return true

@@ -46,6 +46,11 @@ type AcquireOptions struct {
 	// KeepAlive renews the lease until it is released or lost, each time
 	// half the TTL after the send its current validity counts from.
 	KeepAlive bool
+	// Permits N (2..api.MaxPermits) asks for one permit of a counting
+	// semaphore of N exclusive holders; every caller of the resource must
+	// name the same N while it is held or waited for (else an *APIError
+	// with code permits_mismatch). 0 or 1: a plain lock.
+	Permits int
 }
 
 func (o AcquireOptions) validate(resource string) error {
@@ -60,6 +65,10 @@ func (o AcquireOptions) validate(resource string) error {
 		return fmt.Errorf("lockstep: acquire %q: unknown mode %q", resource, o.Mode)
 	case o.Policy != "" && o.Policy != api.FIFO && o.Policy != api.Throughput:
 		return fmt.Errorf("lockstep: acquire %q: unknown policy %q", resource, o.Policy)
+	case o.Permits < 0 || o.Permits > api.MaxPermits:
+		return fmt.Errorf("lockstep: acquire %q: permits %d not in 0..%d", resource, o.Permits, api.MaxPermits)
+	case o.Permits > 1 && o.Mode == api.Shared:
+		return fmt.Errorf("lockstep: acquire %q: a semaphore's permits are exclusive, not shared", resource)
 	}
 	if err := validRequestID(o.RequestID); err != nil {
 		return fmt.Errorf("lockstep: acquire %q: %w", resource, err)
@@ -96,6 +105,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 				WaitMs:    waitLeft.Milliseconds(),
 				RequestID: requestID,
 				Policy:    opts.Policy,
+				Permits:   int64(opts.Permits),
 			},
 			timeout: waitLeft + c.attemptTimeout,
 		}

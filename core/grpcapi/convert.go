@@ -30,7 +30,7 @@ func acquireRequest(in *lockstepv1.AcquireRequest) (api.AcquireRequest, error) {
 	}
 	return api.AcquireRequest{
 		Resource: in.GetResource(), ClientID: in.GetClientId(), TTLMs: in.GetTtlMs(), Mode: mode,
-		WaitMs: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: policy,
+		WaitMs: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: policy, Permits: in.GetPermits(),
 	}, nil
 }
 
@@ -64,7 +64,7 @@ func acquireResponse(out api.AcquireResponse) *lockstepv1.AcquireResponse {
 }
 
 func statusResponse(out api.StatusResponse) *lockstepv1.StatusResponse {
-	r := &lockstepv1.StatusResponse{Resource: out.Resource, LogTimeMs: out.LogTimeMs, CaughtUp: out.CaughtUp,
+	r := &lockstepv1.StatusResponse{Resource: out.Resource, LogTimeMs: out.LogTimeMs, CaughtUp: out.CaughtUp, Permits: out.Permits,
 		Holders: make([]*lockstepv1.Holder, 0, len(out.Holders)), Queue: make([]*lockstepv1.Waiter, 0, len(out.Queue))}
 	for _, h := range out.Holders {
 		r.Holders = append(r.Holders, &lockstepv1.Holder{ClientId: h.ClientID, LeaseFingerprint: h.LeaseFingerprint,

@@ -24,11 +24,11 @@ const ErrorDomain = "lockstep.dev"
 // may serve it, which RESOURCE_EXHAUSTED would not suggest).
 func Code(c api.Code) codes.Code {
 	switch c {
-	case api.CodeInvalidArgument, api.CodeCrossShard:
+	case api.CodeInvalidArgument, api.CodeCrossShard, api.CodeBadPermits:
 		return codes.InvalidArgument
 	case api.CodeCompacted:
 		return codes.OutOfRange
-	case api.CodeNotHolder, api.CodeLeaseEnded, api.CodeFailedPrecondition:
+	case api.CodeNotHolder, api.CodeLeaseEnded, api.CodeFailedPrecondition, api.CodePermitsMismatch:
 		return codes.FailedPrecondition
 	case api.CodeRequestIDReused:
 		return codes.AlreadyExists

@@ -46,6 +46,9 @@ const (
 	// it did, so a lagging or partitioned member calls a token valid after
 	// its lease ended (core/service bugs_on.go).
 	BugStaleValidate Bug = "stale-validate"
+	// BugPermitOvercount: a semaphore of N permits grants one holder more
+	// than N (lock.Bugs.PermitOvercount).
+	BugPermitOvercount Bug = "permit-overcount"
 )
 
 // ErrNoBugModes is why a build without the lockstep_bugs tag refuses a bug

@@ -41,6 +41,10 @@ func classifyCode(err error) (api.Code, string) {
 		return code, err.Error()
 	}
 	switch {
+	case errors.Is(err, lock.ErrBadPermits):
+		return api.CodeBadPermits, err.Error()
+	case errors.Is(err, node.ErrPermitsMismatch):
+		return api.CodePermitsMismatch, err.Error()
 	case errors.Is(err, ErrInvalid):
 		return api.CodeInvalidArgument, err.Error()
 	case errors.Is(err, ErrOverloaded):

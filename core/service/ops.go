@@ -37,9 +37,12 @@ func (s *Service) Acquire(ctx context.Context, in api.AcquireRequest) (api.Acqui
 	if in.WaitMs < 0 {
 		return api.AcquireResponse{}, fmt.Errorf("%w: wait must be >= 0 ms", lock.ErrInvalid)
 	}
+	if in.Permits < 0 || in.Permits > lock.MaxPermits {
+		return api.AcquireResponse{}, fmt.Errorf("%w: permits must be in 0..%d", lock.ErrBadPermits, lock.MaxPermits)
+	}
 	cmd := lock.Command{
 		Resource: in.Resource, ClientID: in.ClientID, RequestID: in.RequestID,
-		Mode: mode, Policy: policy, TTLMs: in.TTLMs, WaitMs: in.WaitMs,
+		Mode: mode, Policy: policy, TTLMs: in.TTLMs, WaitMs: in.WaitMs, Permits: uint32(in.Permits),
 	}
 	if err := s.admitAcquire(&cmd, in.Resource); err != nil {
 		return api.AcquireResponse{}, err
@@ -155,7 +158,7 @@ func (s *Service) Status(ctx context.Context, resource string, stale bool) (api.
 		st, logTime = *res.Status, res.LogTime
 	}
 	out := api.StatusResponse{Resource: resource, Holders: []api.Holder{}, Queue: []api.Waiter{}, LogTimeMs: ms(logTime),
-		CaughtUp: caughtUp}
+		CaughtUp: caughtUp, Permits: int64(st.Permits)}
 	for _, h := range st.Holders {
 		// Never the id itself: it would let any reader release the lease.
 		out.Holders = append(out.Holders, api.Holder{

@@ -301,14 +301,19 @@ func (WatchEventKind) EnumDescriptor() ([]byte, []int) {
 }
 
 type AcquireRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Resource      string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
-	ClientId      string                 `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
-	TtlMs         int64                  `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
-	Mode          Mode                   `protobuf:"varint,4,opt,name=mode,proto3,enum=lockstep.v1.Mode" json:"mode,omitempty"`
-	WaitMs        int64                  `protobuf:"varint,5,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
-	RequestId     string                 `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	Policy        Policy                 `protobuf:"varint,7,opt,name=policy,proto3,enum=lockstep.v1.Policy" json:"policy,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Resource  string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	ClientId  string                 `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	TtlMs     int64                  `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	Mode      Mode                   `protobuf:"varint,4,opt,name=mode,proto3,enum=lockstep.v1.Mode" json:"mode,omitempty"`
+	WaitMs    int64                  `protobuf:"varint,5,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	RequestId string                 `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Policy    Policy                 `protobuf:"varint,7,opt,name=policy,proto3,enum=lockstep.v1.Policy" json:"policy,omitempty"`
+	// permits N (2..1024) makes the resource a counting semaphore of N
+	// exclusive holders, fixed by the acquire that creates it while anyone
+	// holds or waits for it; every acquire of it must name the same N
+	// (else FAILED_PRECONDITION permits_mismatch). 0 or 1: a plain lock.
+	Permits       int64 `protobuf:"varint,8,opt,name=permits,proto3" json:"permits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -390,6 +395,13 @@ func (x *AcquireRequest) GetPolicy() Policy {
 		return x.Policy
 	}
 	return Policy_POLICY_UNSPECIFIED
+}
+
+func (x *AcquireRequest) GetPermits() int64 {
+	if x != nil {
+		return x.Permits
+	}
+	return 0
 }
 
 type AcquireResponse struct {
@@ -1234,7 +1246,10 @@ type StatusResponse struct {
 	// shard's leader since it started and hears from a leader; false means
 	// the table may be far behind (an empty one proves nothing). Reads
 	// through the leader leave it unset.
-	CaughtUp      *bool `protobuf:"varint,5,opt,name=caught_up,json=caughtUp,proto3,oneof" json:"caught_up,omitempty"`
+	CaughtUp *bool `protobuf:"varint,5,opt,name=caught_up,json=caughtUp,proto3,oneof" json:"caught_up,omitempty"`
+	// permits is a semaphore's N (its holders are its permits), 0 for a
+	// plain lock.
+	Permits       int64 `protobuf:"varint,6,opt,name=permits,proto3" json:"permits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1302,6 +1317,13 @@ func (x *StatusResponse) GetCaughtUp() bool {
 		return *x.CaughtUp
 	}
 	return false
+}
+
+func (x *StatusResponse) GetPermits() int64 {
+	if x != nil {
+		return x.Permits
+	}
+	return 0
 }
 
 type ValidateRequest struct {
@@ -2243,7 +2265,7 @@ var File_lockstep_v1_lock_proto protoreflect.FileDescriptor
 
 const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\n" +
-	"\x16lockstep/v1/lock.proto\x12\vlockstep.v1\"\xec\x01\n" +
+	"\x16lockstep/v1/lock.proto\x12\vlockstep.v1\"\x86\x02\n" +
 	"\x0eAcquireRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1b\n" +
 	"\tclient_id\x18\x02 \x01(\tR\bclientId\x12\x15\n" +
@@ -2252,7 +2274,8 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\await_ms\x18\x05 \x01(\x03R\x06waitMs\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x06 \x01(\tR\trequestId\x12+\n" +
-	"\x06policy\x18\a \x01(\x0e2\x13.lockstep.v1.PolicyR\x06policy\"\xfd\x01\n" +
+	"\x06policy\x18\a \x01(\x0e2\x13.lockstep.v1.PolicyR\x06policy\x12\x18\n" +
+	"\apermits\x18\b \x01(\x03R\apermits\"\xfd\x01\n" +
 	"\x0fAcquireResponse\x12\x18\n" +
 	"\agranted\x18\x01 \x01(\bR\agranted\x12\x19\n" +
 	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12#\n" +
@@ -2306,13 +2329,14 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\rexpires_in_ms\x18\x05 \x01(\x03R\vexpiresInMs\"L\n" +
 	"\x06Waiter\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12%\n" +
-	"\x04mode\x18\x02 \x01(\x0e2\x11.lockstep.v1.ModeR\x04mode\"\xd6\x01\n" +
+	"\x04mode\x18\x02 \x01(\x0e2\x11.lockstep.v1.ModeR\x04mode\"\xf0\x01\n" +
 	"\x0eStatusResponse\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12-\n" +
 	"\aholders\x18\x02 \x03(\v2\x13.lockstep.v1.HolderR\aholders\x12)\n" +
 	"\x05queue\x18\x03 \x03(\v2\x13.lockstep.v1.WaiterR\x05queue\x12\x1e\n" +
 	"\vlog_time_ms\x18\x04 \x01(\x03R\tlogTimeMs\x12 \n" +
-	"\tcaught_up\x18\x05 \x01(\bH\x00R\bcaughtUp\x88\x01\x01B\f\n" +
+	"\tcaught_up\x18\x05 \x01(\bH\x00R\bcaughtUp\x88\x01\x01\x12\x18\n" +
+	"\apermits\x18\x06 \x01(\x03R\apermitsB\f\n" +
 	"\n" +
 	"_caught_up\"Y\n" +
 	"\x0fValidateRequest\x12\x1a\n" +
