@@ -9,7 +9,8 @@ import (
 // checkFencing verifies the safety invariants outside the client's view:
 // the fenced store never accepts a superseded holder's write, tokens grow
 // strictly per resource, log time never runs backwards in log order, and no
-// conflicting holders overlap in log time.
+// conflicting holders overlap in log time (a semaphore of N: at no log
+// time more than N live leases, see checkOverlaps).
 func checkFencing(h *History, trace []TraceEvent, f *findings) {
 	checkStaleWrites(h.Writes, h.Grants, f)
 	checkTraceTokens(trace, f)
@@ -115,6 +116,9 @@ type segment struct {
 	Exclusive       bool
 	Start, End      int64
 	Index           uint64 // log index where the span began
+	// Permits is the N of the semaphore the lease is a permit of (its
+	// grant's TraceEvent.Permits), 0 for a plain lock.
+	Permits int
 }
 
 // leaseSegments derives from the trace when each lease was held. A lease is
@@ -148,7 +152,8 @@ func leaseSegments(trace []TraceEvent) []segment {
 			if o.held {
 				continue // duplicate grant event of a held lease
 			}
-			o.seg = segment{Resource: ev.Resource, Lease: ev.LeaseID, Exclusive: isExclusive(ev.Mode), Start: ev.LogTime, Index: ev.Index}
+			o.seg = segment{Resource: ev.Resource, Lease: ev.LeaseID, Exclusive: isExclusive(ev.Mode), Start: ev.LogTime, Index: ev.Index,
+				Permits: ev.Permits}
 			o.expires, o.held = ev.ExpiresAt, true
 		case KindRenew:
 			if o == nil {
@@ -177,6 +182,9 @@ func leaseSegments(trace []TraceEvent) []segment {
 
 // checkOverlaps reports every pair of conflicting segments on one resource
 // that overlap: two exclusive holders, or an exclusive and a shared one.
+// Permits of one semaphore do not conflict pairwise; instead, when a
+// permit's span begins, the permits live then (every active one began no
+// later and ends after) must be fewer than its N.
 func checkOverlaps(segs []segment, f *findings) {
 	slices.SortStableFunc(segs, func(a, b segment) int {
 		return cmp.Or(cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Start, b.Start))
@@ -193,8 +201,9 @@ func checkOverlaps(segs []segment, f *findings) {
 			active, resource = active[:0], s.Resource
 		}
 		active = slices.DeleteFunc(active, func(a segment) bool { return a.End <= s.Start })
+		checkPermitCount(s, active, f)
 		for _, a := range active {
-			if !a.Exclusive && !s.Exclusive {
+			if !a.Exclusive && !s.Exclusive || a.Permits > 1 && s.Permits > 1 {
 				continue
 			}
 			kind := "exclusive holders"

@@ -128,6 +128,9 @@ type TraceEvent struct {
 	// Hosts, on the grant of a queued request, are the node processes
 	// whose attempts still waited for it (lock.Event.Hosts).
 	Hosts []string `json:"hosts,omitempty"`
+	// Permits, on a grant, is the N of the semaphore granted a permit
+	// (lock.Event.Permits); 0 for a plain lock.
+	Permits int `json:"permits,omitempty"`
 }
 
 // Fault is one injected fault window.

@@ -92,6 +92,9 @@ func checkQueueProgress(trace []TraceEvent, f *findings) {
 	type state struct {
 		holders map[string]bool // lease -> exclusive
 		queue   []TraceEvent    // enqueue events (ExpiresAt: deadline), head first
+		// permits is the semaphore's N as its last grant said, 0 for a
+		// plain lock.
+		permits int
 	}
 	states := make(map[string]*state)
 	get := func(r string) *state {
@@ -129,6 +132,9 @@ func checkQueueProgress(trace []TraceEvent, f *findings) {
 			// As above: a shared multi request may wait here for the rest.
 			f.add(Violation{Check: CheckQueue, Resource: r, Index: index, LeaseIDs: []string{head.LeaseID},
 				Message: fmt.Sprintf("after index %d shared request %s (%s) waits at the head of %q behind shared holders only", index, head.LeaseID, head.Client, r)})
+		case s.permits > 1 && len(s.holders) < s.permits:
+			f.add(Violation{Check: CheckQueue, Resource: r, Index: index, LeaseIDs: []string{head.LeaseID},
+				Message: fmt.Sprintf("after index %d request %s (%s) waits at the head of %q while %d of its %d permits are free", index, head.LeaseID, head.Client, r, s.permits-len(s.holders), s.permits)})
 		}
 	}
 	var pending map[string]bool // resources freed or cancelled in the current index
@@ -164,6 +170,7 @@ func checkQueueProgress(trace []TraceEvent, f *findings) {
 					Message: fmt.Sprintf("queued request %s (%s) granted at %s, its wait ended at %s", ev.LeaseID, ev.Client, fmtNs(ev.LogTime), fmtNs(w.ExpiresAt))})
 			}
 			s.holders[ev.LeaseID] = isExclusive(ev.Mode)
+			s.permits = ev.Permits
 		case KindRelease, KindExpire:
 			delete(s.holders, ev.LeaseID)
 			pending[ev.Resource] = true

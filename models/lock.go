@@ -69,6 +69,10 @@ type LockInput struct {
 	LeaseID string `json:"lease_id,omitempty"`
 	// Token is the fencing token a validate asks about.
 	Token uint64 `json:"token,omitempty"`
+	// Permits, on an acquire, is the N of the semaphore it asks a permit
+	// of (0 or 1: a plain lock). A granted acquire proves the resource was
+	// a semaphore of that N then: the server refuses other permits.
+	Permits int64 `json:"permits,omitempty"`
 	// Resources are an AcquireMany's resources in request order; Resource
 	// is then empty as recorded (the model's partitions set it to the
 	// resource each copy of the operation is judged on).
@@ -106,6 +110,8 @@ type LockOutput struct {
 	Leases []ManyLease `json:"leases,omitempty"`
 	// Valid is a validate's answer.
 	Valid bool `json:"valid,omitempty"`
+	// Permits is a status reply's semaphore N (0 for a plain lock).
+	Permits int64 `json:"permits,omitempty"`
 }
 
 // ManyLease is one resource's grant in an AcquireMany reply.

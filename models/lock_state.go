@@ -334,7 +334,7 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	if n.find(leaseKey(out.LeaseID)) >= 0 {
 		return nil, fmt.Errorf("%w: lease %s granted again", errConflict, leaseKey(out.LeaseID))
 	}
-	n, err = sp.admit(n, lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAtNs, TTL: in.TTLNs})
+	n, err = sp.admit(n, lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAtNs, TTL: in.TTLNs}, in.Permits)
 	if err != nil {
 		return nil, err
 	}
@@ -357,8 +357,12 @@ func (sp lockSpec) isReplay(s lockState, in LockInput, out LockOutput) bool {
 
 // admit adds l, live at n.logTime, to n: a conflicting lease that is
 // certainly live makes that impossible; one that is only maybe live (open
-// or within the slack) is proven dead by the grant and forgotten.
-func (sp lockSpec) admit(n lockState, l lease) (lockState, error) {
+// or within the slack) is proven dead by the grant and forgotten. A grant
+// of a semaphore of permits > 1 is admitSemaphore's.
+func (sp lockSpec) admit(n lockState, l lease, permits int64) (lockState, error) {
+	if permits > 1 {
+		return sp.admitSemaphore(n, l, permits)
+	}
 	keep := make([]lease, 0, len(n.leases)+1)
 	for _, o := range n.leases {
 		if !conflicts(o.Mode, l.Mode) {
@@ -429,14 +433,14 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 		l.ExpiresAt, l.Open = min(out.ExpiresAtNs, n.logTime+in.TTLNs), true
 		judged := n
 		judged.logTime = max(n.logTime, in.renewedAt)
-		judged, err = sp.admit(judged, l)
+		judged, err = sp.admit(judged, l, in.Permits)
 		if err != nil {
 			return nil, err
 		}
 		judged.logTime = n.logTime
 		return []lockState{judged}, nil
 	}
-	n, err = sp.admit(n, l)
+	n, err = sp.admit(n, l, in.Permits)
 	if err != nil {
 		return nil, err
 	}
@@ -592,8 +596,8 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 			exclusive++
 		}
 	}
-	if exclusive > 0 && len(reported) > 1 {
-		return nil, fmt.Errorf("%w: %d holders including %d exclusive", errStatusMismatch, len(reported), exclusive)
+	if err := statusHoldersFit(len(reported), exclusive, out.Permits); err != nil {
+		return nil, err
 	}
 	next := make([]lease, 0, len(reported))
 	for _, l := range n.leases {

@@ -89,7 +89,7 @@ func lockInput(req *http.Request, body []byte) (models.LockInput, bool) {
 			return models.LockInput{}, false
 		}
 		return models.LockInput{Op: models.Acquire, Resource: a.Resource, ClientID: a.ClientID, Mode: string(a.Mode),
-			TTLNs: ms(a.TTLMs), Wait: a.WaitMs > 0, RequestID: a.RequestID, Policy: string(a.Policy)}, true
+			TTLNs: ms(a.TTLMs), Wait: a.WaitMs > 0, RequestID: a.RequestID, Policy: string(a.Policy), Permits: a.Permits}, true
 	case api.PathAcquireMany:
 		var a api.AcquireManyRequest
 		if json.Unmarshal(body, &a) != nil || a.Order != "" {
@@ -195,7 +195,7 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 		if json.Unmarshal(body, &st) != nil {
 			return unknown
 		}
-		out := models.LockOutput{LogTimeNs: ms(st.LogTimeMs)}
+		out := models.LockOutput{LogTimeNs: ms(st.LogTimeMs), Permits: st.Permits}
 		for _, w := range st.Queue {
 			out.Queue = append(out.Queue, models.WaiterView{Client: w.ClientID, Mode: string(w.Mode)})
 		}
