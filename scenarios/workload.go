@@ -80,6 +80,11 @@ type Workload struct {
 	// would: at a random member, without leader routing, so a member that
 	// lags the leader answers too.
 	ValidateProb float64 `json:"validate_prob,omitempty"`
+	// Permits, when set, makes every resource a counting semaphore: r1
+	// of Permits[0] permits, r2 of one more, and so on up to Permits[1],
+	// then again (see permitsOf). Every acquire of a resource names its
+	// N, in exclusive mode.
+	Permits [2]int `json:"permits,omitempty"`
 }
 
 // workload runs the clients of one scenario run. Every client is the real
@@ -290,6 +295,9 @@ func (wl *workload) status(ctx context.Context, cl *client, resource string) {
 // is asked again under its id, as an application that lost the answer would.
 func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
 	opts, giveUp := wl.plan(cl)
+	if n := wl.permitsOf(resource); n > 1 {
+		opts.Permits, opts.Mode = n, api.Exclusive
+	}
 	// Drawn only when reuse is on, so other scenarios keep their seeded
 	// schedules.
 	if wl.w.ReuseIDProb > 0 && len(cl.sent) > 0 && cl.rng.Float64() < wl.w.ReuseIDProb {
@@ -319,7 +327,7 @@ func (wl *workload) cycle(ctx context.Context, cl *client, resource string) {
 	if err != nil {
 		return
 	}
-	if opts.Mode == api.Exclusive {
+	if wl.fenced(resource, opts.Mode) {
 		wl.rec.fenced.RecordGrantReturned(resource, cl.name, lease.ID(), lease.Token())
 	}
 	wl.hold(ctx, cl, []*lockclient.Lease{lease}, opts)
@@ -449,7 +457,7 @@ func (wl *workload) hold(ctx context.Context, cl *client, leases []*lockclient.L
 		if d := cl.gate.left(); d > 0 {
 			_ = ctxtime.Sleep(ctx, d)
 			for _, l := range leases {
-				if l.Mode() == api.Exclusive {
+				if wl.fenced(l.Resource(), l.Mode()) {
 					wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
 				}
 				wl.release(ctx, l)
@@ -461,7 +469,7 @@ func (wl *workload) hold(ctx context.Context, cl *client, leases []*lockclient.L
 			return
 		}
 		for _, l := range leases {
-			if l.Mode() == api.Exclusive {
+			if wl.fenced(l.Resource(), l.Mode()) {
 				wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
 			}
 		}

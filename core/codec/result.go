@@ -9,9 +9,11 @@ import (
 
 // A result is what applying one command answered, as a leader sends it back
 // to the member that forwarded the command. resultVersion 1 lacked Leases
-// and Blocked; it still decodes, so members of both versions can forward to
-// each other during an upgrade.
-const resultVersion = 2
+// and Blocked, version 2 the status's Permits; they still decode, so
+// members of both versions can forward to each other during an upgrade. A
+// result is written in the oldest version that holds it: version 3 only
+// for a semaphore's status (or a mismatch naming one).
+const resultVersion = 3
 
 // AppendResult appends the binary form of res.
 func AppendResult(buf []byte, res *lock.Result) []byte {
@@ -25,7 +27,11 @@ func AppendResult(buf []byte, res *lock.Result) []byte {
 	if res.Status != nil {
 		flags |= 4
 	}
-	buf = append(buf, resultVersion, byte(res.Code), flags)
+	version := byte(2)
+	if res.Status != nil && res.Status.Permits != 0 {
+		version = resultVersion
+	}
+	buf = append(buf, version, byte(res.Code), flags)
 	buf = binary.AppendUvarint(buf, uint64(res.Position))
 	buf = binary.AppendVarint(buf, res.LogTime)
 	buf = lock.AppendLease(buf, res.Lease)
@@ -48,7 +54,11 @@ func AppendResult(buf []byte, res *lock.Result) []byte {
 	for _, l := range res.Leases {
 		buf = lock.AppendLease(buf, l)
 	}
-	return lock.AppendString(buf, res.Blocked)
+	buf = lock.AppendString(buf, res.Blocked)
+	if version < 3 {
+		return buf
+	}
+	return binary.AppendUvarint(buf, uint64(res.Status.Permits))
 }
 
 // DecodeResult parses what AppendResult wrote; damage is lock.ErrCorrupt.
@@ -56,7 +66,7 @@ func DecodeResult(b []byte) (lock.Result, error) {
 	var res lock.Result
 	r := lock.NewReader(b)
 	v := r.Byte()
-	if v != 1 && v != resultVersion {
+	if v < 1 || v > resultVersion {
 		return res, fmt.Errorf("%w: result version %d", lock.ErrCorrupt, v)
 	}
 	res.Code = lock.Code(r.Byte())
@@ -89,6 +99,12 @@ func DecodeResult(b []byte) (lock.Result, error) {
 			res.Leases = append(res.Leases, r.Lease())
 		}
 		res.Blocked = r.Text()
+	}
+	if v >= 3 {
+		if res.Status == nil {
+			return res, fmt.Errorf("%w: result version 3 without a status", lock.ErrCorrupt)
+		}
+		res.Status.Permits = r.Uint32()
 	}
 	return res, r.End()
 }

@@ -33,6 +33,8 @@ func TestResultRoundTrip(t *testing.T) {
 		}},
 		{Granted: true, Lease: lock.Lease{ID: leaseID('m'), Token: 3}, Blocked: "q",
 			Leases: []lock.Lease{{ID: leaseID('m'), Token: 3}, {ID: lock.ManyLeaseID(leaseID('m'), 1), Token: 4, ClientID: "c"}}},
+		{Status: &lock.Status{Resource: "pool", Holders: []lock.Lease{lease}, Permits: 3}},
+		{Code: lock.PermitsMismatch, Status: &lock.Status{Resource: "pool", Permits: lock.MaxPermits}},
 	}
 	for i, res := range results {
 		enc := AppendResult([]byte("prefix"), &res)[len("prefix"):]
@@ -68,5 +70,22 @@ func TestResultVersion1Decodes(t *testing.T) {
 	v1[0] = 1
 	if old, err := DecodeResult(v1); err != nil || !old.Queued || old.Position != 2 {
 		t.Fatalf("version-1 result: %+v, %v", old, err)
+	}
+}
+
+// TestResultVersionIsTheOldestThatHoldsIt: goal — a result without a
+// semaphore's permits is written as version 2, which members before
+// semaphores read; one with them as version 3; a version 3 result
+// without a status is corrupt.
+func TestResultVersionIsTheOldestThatHoldsIt(t *testing.T) {
+	plain := AppendResult(nil, &lock.Result{Status: &lock.Status{Resource: "r"}})
+	sem := AppendResult(nil, &lock.Result{Status: &lock.Status{Resource: "r", Permits: 2}})
+	if plain[0] != 2 || sem[0] != 3 {
+		t.Fatalf("versions %d and %d, want 2 and 3", plain[0], sem[0])
+	}
+	bad := AppendResult(nil, &lock.Result{})
+	bad[0] = 3
+	if _, err := DecodeResult(append(bad, 2)); !errors.Is(err, lock.ErrCorrupt) {
+		t.Fatalf("version 3 without a status: %v, want ErrCorrupt", err)
 	}
 }
