@@ -97,7 +97,8 @@ const (
 	// KindJoin: a retry joined a queued request; ExpiresAt is its new
 	// deadline (on enqueue events ExpiresAt is the first deadline).
 	KindJoin = "join"
-	// KindFreed says a resource lost every holder with nobody queued; the
+	// KindFreed says a resource lost every holder with nobody queued (or a
+	// semaphore a permit); the
 	// checks ignore it (throughput-mode racers are woken by it).
 	KindFreed = "freed"
 )

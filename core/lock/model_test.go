@@ -198,6 +198,7 @@ func (m *refModel) expire(emit emitFunc) {
 			}
 		}
 		m.settle(d.name, emit)
+		m.permitFreed(d.name, emit)
 	}
 }
 
@@ -233,6 +234,14 @@ func (m *refModel) settle(name string, emit emitFunc) {
 	}
 	if len(r.holders) == 0 {
 		delete(m.res, name)
+		emit(Event{Kind: EventFreed, Resource: name})
+	}
+}
+
+// permitFreed says, after a holder of a semaphore left, that a permit is
+// free with nobody queued (the throughput policy's racers wake on it).
+func (m *refModel) permitFreed(name string, emit emitFunc) {
+	if r := m.res[name]; r != nil && r.permits > 1 && len(r.queue) == 0 && len(r.holders) > 0 && len(r.holders) < int(r.permits) {
 		emit(Event{Kind: EventFreed, Resource: name})
 	}
 }
@@ -325,6 +334,7 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		delete(m.unclaimed, l.ID)
 		emit(Event{Kind: EventRelease, Resource: c.Resource, Lease: l})
 		m.settle(c.Resource, emit)
+		m.permitFreed(c.Resource, emit)
 		return Result{Lease: l}
 	case OpOrphan:
 		r, h, _ := m.find(c.Resource, c.LeaseID)
@@ -349,6 +359,7 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		delete(m.unclaimed, l.ID)
 		emit(Event{Kind: EventRelease, Resource: c.Resource, Lease: l})
 		m.settle(c.Resource, emit)
+		m.permitFreed(c.Resource, emit)
 		return Result{Lease: l}
 	case OpHello:
 		earlier := func(a refAttempt) bool { return a.host == c.Host && a.incarnation != c.Incarnation }

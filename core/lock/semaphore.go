@@ -74,6 +74,19 @@ func setPermits(r *resource, cmd *Command) {
 	}
 }
 
+// permitFreed tells the throughput policy's racers that a semaphore's
+// permit freed: after a holder of resource name left and its queue was
+// settled, a permit is free and nobody waits for it. A plain lock (or a
+// semaphore) that lost its last holder says so itself (EventFreed from
+// reindex); this is the case of a semaphore that still has holders.
+func (s *State) permitFreed(index uint64, name string) {
+	r := s.resources.find(name)
+	if r == nil || !r.semaphore() || len(r.queue()) != 0 || r.holderCount() == 0 || !s.permitsFree(r) {
+		return
+	}
+	s.emit(index, EventFreed, name, Lease{}, false)
+}
+
 // heldWithin reports whether n holders are within r's limit, as the
 // invariants and a restore demand.
 func (s *State) heldWithin(r *resource, n int) bool {

@@ -30,7 +30,7 @@ func TestSemaphore(t *testing.T) {
 			{at: 5, cmd: status("r"), want: "holders=[a#1@100 b#2@101] queue=[c d]"},
 			{at: 6, cmd: rel("r", 'b'), want: "released b#2@101", events: []string{"release r b#2@101", "grant* r c#3@106"}},
 			{at: 7, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "grant* r d#4@107"}},
-			{at: 8, cmd: rel("r", 'c'), want: "released c#3@106", events: []string{"release r c#3@106"}},
+			{at: 8, cmd: rel("r", 'c'), want: "released c#3@106", events: []string{"release r c#3@106", "freed r"}},
 			{at: 9, cmd: rel("r", 'd'), want: "released d#4@107", events: []string{"release r d#4@107", "freed r"}},
 		}},
 		{name: "expiry of one permit grants the head", steps: []step{
@@ -64,14 +64,14 @@ func TestSemaphore(t *testing.T) {
 			{at: 0, cmd: sem(acq("r", 'a', X, 100, 0), 2), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
 			{at: 0, cmd: sem(acq("r", 'b', X, 100, 0), 2), want: "granted b#2@100", events: []string{"grant r b#2@100"}},
 			{at: 1, cmd: sem(throughput(acq("r", 'c', X, 100, 50)), 2), want: "denied"},
-			{at: 2, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100"}},
+			{at: 2, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "freed r"}},
 			{at: 3, cmd: sem(throughput(acq("r", 'c', X, 100, 50)), 2), want: "granted c#3@103", events: []string{"grant r c#3@103"}},
 		}},
 		{name: "renew of one permit leaves the others alone", steps: []step{
 			{at: 0, cmd: sem(acq("r", 'a', X, 10, 0), 2), want: "granted a#1@10", events: []string{"grant r a#1@10"}},
 			{at: 0, cmd: sem(acq("r", 'b', X, 10, 0), 2), want: "granted b#2@10", events: []string{"grant r b#2@10"}},
 			{at: 5, cmd: renew("r", 'b', 100), want: "renewed b#2@105", events: []string{"renew r b#2@105"}},
-			{at: 11, cmd: status("r"), want: "holders=[b#2@105] queue=[]", events: []string{"expire r a#1@10"}},
+			{at: 11, cmd: status("r"), want: "holders=[b#2@105] queue=[]", events: []string{"expire r a#1@10", "freed r"}},
 		}},
 	}
 	for _, tc := range cases {

@@ -379,8 +379,10 @@ func (s *State) release(index uint64, cmd *Command) Result {
 		return Result{Code: NotHolder}
 	}
 	lease := s.dropHolder(r, i)
-	s.emit(index, EventRelease, r.name, lease, false)
+	name := r.name
+	s.emit(index, EventRelease, name, lease, false)
 	s.settle(index, r)
+	s.permitFreed(index, name)
 	return Result{Lease: lease}
 }
 
@@ -554,8 +556,10 @@ func (s *State) orphan(index uint64, cmd *Command) Result {
 		return Result{Code: NotHolder}
 	}
 	lease := s.dropHolder(r, i)
-	s.emit(index, EventRelease, r.name, lease, false)
+	name := r.name
+	s.emit(index, EventRelease, name, lease, false)
 	s.settle(index, r)
+	s.permitFreed(index, name)
 	return Result{Lease: lease}
 }
 
@@ -671,14 +675,19 @@ func (s *State) expireDue(index uint64) {
 		if at, _ := r.due(); at > s.clock.now {
 			return
 		}
+		name, dropped := r.name, false
 		for i := r.holderCount() - 1; i >= 0; i-- {
 			if r.holderAt(i).expiresAt <= s.clock.now {
 				lease := s.dropHolder(r, i)
 				s.expired++
 				s.emit(index, EventExpire, r.name, lease, false)
+				dropped = true
 			}
 		}
 		s.settle(index, r)
+		if dropped {
+			s.permitFreed(index, name)
+		}
 	}
 }
 

@@ -308,8 +308,9 @@ const (
 	EventExpire
 	EventCancel
 	EventRenew
-	// EventFreed says a resource lost all holders with nobody queued: in
-	// throughput mode this wakes the racers.
+	// EventFreed says a resource lost all holders with nobody queued, or
+	// a semaphore a permit with nobody queued: in throughput mode this
+	// wakes the racers.
 	EventFreed
 	// EventJoin says a retry of a queued request joined its wait and moved
 	// its deadline (Lease.ExpiresAt) later.

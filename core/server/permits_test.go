@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/lockstep/lockstep/core/api"
 )
@@ -75,5 +76,45 @@ func TestAcquirePermits(t *testing.T) {
 	var plain api.StatusResponse
 	if err := json.Unmarshal(body, &plain); err != nil || code != 200 || plain.Permits != 0 {
 		t.Fatalf("status of a free resource = %d %s, want no permits", code, body)
+	}
+}
+
+// TestThroughputRacerTakesAFreedPermit: goal — a throughput-policy
+// acquire waiting on a full semaphore is woken by one permit freeing
+// (the semaphore still has a holder), not only when all are free: it is
+// granted long before its wait ends.
+func TestThroughputRacerTakesAFreedPermit(t *testing.T) {
+	ts, _ := newServer(t)
+	grant := func(client string) api.AcquireResponse {
+		t.Helper()
+		code, b := do(t, "POST", ts.URL+api.PathAcquire, fmt.Sprintf(`{"resource":"pool","client_id":%q,"ttl":60000,"permits":2}`, client))
+		var out api.AcquireResponse
+		if err := json.Unmarshal(b, &out); err != nil || code != 200 || !out.Granted {
+			t.Fatalf("acquire %s = %d %s", client, code, b)
+		}
+		return out
+	}
+	a := grant("a")
+	grant("b")
+	type reply struct {
+		code int
+		out  api.AcquireResponse
+		took time.Duration
+	}
+	done := make(chan reply, 1)
+	go func() {
+		start := time.Now()
+		code, b := do(t, "POST", ts.URL+api.PathAcquire, `{"resource":"pool","client_id":"c","ttl":60000,"permits":2,"wait":20000,"policy":"throughput"}`)
+		var out api.AcquireResponse
+		_ = json.Unmarshal(b, &out)
+		done <- reply{code, out, time.Since(start)}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if code, b := do(t, "POST", ts.URL+api.PathRelease, `{"resource":"pool","lease_id":"`+a.LeaseID+`"}`); code != 200 {
+		t.Fatalf("release a = %d %s", code, b)
+	}
+	r := <-done
+	if r.code != 200 || !r.out.Granted || r.took > 10*time.Second {
+		t.Fatalf("racer: %d %+v after %v, want granted well within its 20 s wait", r.code, r.out, r.took)
 	}
 }
