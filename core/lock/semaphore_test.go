@@ -170,3 +170,27 @@ func TestSemaphoreSnapshotCarriesN(t *testing.T) {
 		}
 	}
 }
+
+// TestSemaphoreQuotaCountsEachPermit: goal — a namespace's held quota
+// counts each permit as one lease: with max held 2, a semaphore of 3 in
+// that namespace grants two permits and refuses the third as
+// QuotaExceeded, and grants it again once a permit is released.
+func TestSemaphoreQuotaCountsEachPermit(t *testing.T) {
+	s := mustNew(t, DefaultConfig())
+	quota := func(cmd Command) Command {
+		cmd.Quota = Quota{Held: 2}
+		return sem(cmd, 3)
+	}
+	for i, l := range []byte{'a', 'b'} {
+		if res, _ := applyAt(s, uint64(i+1), 0, quota(acq("ns:pool", l, X, 100, 0))); !res.Granted {
+			t.Fatalf("permit %c: %+v", l, res)
+		}
+	}
+	if res, _ := applyAt(s, 3, 0, quota(acq("ns:pool", 'c', X, 100, 0))); res.Code != QuotaExceeded {
+		t.Fatalf("third permit over a held quota of 2: %+v, want QuotaExceeded", res)
+	}
+	applyAt(s, 4, 1, rel("ns:pool", 'a'))
+	if res, _ := applyAt(s, 5, 1, quota(acq("ns:pool", 'c', X, 100, 0))); !res.Granted {
+		t.Fatalf("permit after a release: %+v", res)
+	}
+}
