@@ -426,6 +426,9 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 		if in.Wait {
 			wait = ", wait"
 		}
+		if in.Permits > 1 {
+			wait += fmt.Sprintf(", permits=%d", in.Permits)
+		}
 		call = fmt.Sprintf("acquire(%s %s, ttl=%s%s)", in.ClientID, shortMode(in.Mode), fmtTime(in.TTLNs), wait)
 	case Release:
 		call = fmt.Sprintf("release(%s)", in.LeaseID)
@@ -462,6 +465,9 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 			hs[i] = fmt.Sprintf("%s:%s#%d exp=%s", h.Fingerprint, shortMode(h.Mode), h.Token, fmtTime(h.ExpiresAtNs))
 		}
 		ret = "[" + strings.Join(hs, " ") + "]"
+		if out.Permits > 1 {
+			ret += fmt.Sprintf(" of %d permits", out.Permits)
+		}
 	default:
 		ret = "ok"
 	}
