@@ -316,7 +316,7 @@ const (
 	CodeInvalidArgument Code = "invalid_argument"
 	CodeNotHolder       Code = "not_holder"
 	// CodeRequestIDReused: the (client_id, request_id) pair was first used
-	// for a different acquire (resource, mode, ttl or policy) on the same
+	// for a different acquire (resource, mode, ttl, policy or permits) on the same
 	// shard; ids are remembered per shard.
 	CodeRequestIDReused Code = "request_id_reused"
 	// CodeLeaseEnded: a retried acquire whose request was granted, but that

@@ -28,13 +28,16 @@ type dedupeEntry struct {
 	// once granted, else it carries the request's lease id).
 	resources []string
 	leases    []Lease
+	// permits are a single acquire's Command.Permits: a semaphore's N is
+	// part of the request a retry must repeat.
+	permits uint32
 }
 
 // sameRequest reports whether cmd repeats the acquire e remembers. The wait
 // may differ: a retry sends what is left of it.
 func (e *dedupeEntry) sameRequest(cmd *Command) bool {
 	return e.resource == cmd.Resource && e.lease.Mode == cmd.Mode &&
-		e.lease.TTLMs == cmd.TTLMs && e.policy == cmd.Policy
+		e.lease.TTLMs == cmd.TTLMs && e.policy == cmd.Policy && permitLimit(e.permits) == permitLimit(cmd.Permits)
 }
 
 type dedupeKey struct {

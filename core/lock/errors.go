@@ -18,7 +18,7 @@ const (
 	// TooManyLocks: the shard holds Config.MaxResources resources.
 	TooManyLocks
 	// RequestIDReused: an acquire's (client_id, request_id) was first used
-	// for a different request (resource, mode, ttl or policy).
+	// for a different request (resource, mode, ttl, policy or permits).
 	RequestIDReused
 	// LeaseEnded: a retried acquire whose original request was granted, but
 	// that lease has since been released or has expired. Result.Lease

@@ -72,6 +72,7 @@ type refDedupe struct {
 	lease           Lease
 	granted         bool
 	policy          Policy
+	permits         uint32
 }
 
 func newRefModel(cfg Config) *refModel {
@@ -305,7 +306,8 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		if c.RequestID != "" {
 			for _, d := range m.dedupe {
 				if d.client == c.ClientID && d.request == c.RequestID {
-					if d.resource != c.Resource || d.lease.Mode != c.Mode || d.lease.TTLMs != c.TTLMs || d.policy != c.Policy {
+					if d.resource != c.Resource || d.lease.Mode != c.Mode || d.lease.TTLMs != c.TTLMs || d.policy != c.Policy ||
+						max(d.permits, 1) != max(c.Permits, 1) {
 						return Result{Code: RequestIDReused}
 					}
 					return m.replay(d, c, emit)
@@ -317,7 +319,8 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		// requests are remembered; a refused retry is judged afresh.
 		if c.RequestID != "" && res.Code == OK && (res.Granted || res.Queued) {
 			d := refDedupe{client: c.ClientID, request: c.RequestID, at: m.now, resource: c.Resource,
-				lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode, TTLMs: c.TTLMs}, granted: res.Granted, policy: c.Policy}
+				lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode, TTLMs: c.TTLMs}, granted: res.Granted, policy: c.Policy,
+				permits: c.Permits}
 			if res.Granted {
 				d.lease = res.Lease
 			}

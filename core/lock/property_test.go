@@ -174,6 +174,8 @@ func (g *logGen) retry() Command {
 		c.WaitMs = g.ms("wait", 0, 100)
 	case 3:
 		c.Host, c.Incarnation = pickFrom(g, "host", propHosts), uint64(1+g.pick("incarnation", 2))
+	case 4:
+		c.Permits = pickFrom(g, "permits", []uint32{0, 2, 3})
 	}
 	g.attempts = append(g.attempts, genAttempt{resource: c.Resource, lease: first, owner: c.LeaseID})
 	return c

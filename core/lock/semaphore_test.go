@@ -67,6 +67,12 @@ func TestSemaphore(t *testing.T) {
 			{at: 2, cmd: rel("r", 'a'), want: "released a#1@100", events: []string{"release r a#1@100", "freed r"}},
 			{at: 3, cmd: sem(throughput(acq("r", 'c', X, 100, 50)), 2), want: "granted c#3@103", events: []string{"grant r c#3@103"}},
 		}},
+		{name: "a request id names its permits", steps: []step{
+			{at: 0, cmd: as(sem(acq("r", 'a', X, 100, 0), 2), "c", "1"), want: "granted a#1@100", events: []string{"grant r a#1@100"}},
+			{at: 1, cmd: as(sem(acq("r", 'b', X, 100, 0), 2), "c", "1"), want: "granted a#1@100"},
+			{at: 1, cmd: as(sem(acq("r", 'b', X, 100, 0), 3), "c", "1"), want: "request_id_reused"},
+			{at: 1, cmd: as(acq("r", 'b', X, 100, 0), "c", "1"), want: "request_id_reused"},
+		}},
 		{name: "renew of one permit leaves the others alone", steps: []step{
 			{at: 0, cmd: sem(acq("r", 'a', X, 10, 0), 2), want: "granted a#1@10", events: []string{"grant r a#1@10"}},
 			{at: 0, cmd: sem(acq("r", 'b', X, 10, 0), 2), want: "granted b#2@10", events: []string{"grant r b#2@10"}},

@@ -12,7 +12,8 @@ import (
 // Version 2 lacked holders' unclaimed flags, waiters' owner and host, and
 // the policy of remembered requests; version 3 lacked multi requests;
 // version 4 lacked the entry (index, term) that made each unclaimed grant;
-// version 5 lacked each resource's permits (every lock was plain).
+// version 5 lacked each resource's permits (every lock was plain) and the
+// permits of remembered requests.
 // All still restore, with what they lack zero.
 const (
 	snapshotMagic   = "LKSNAP6\n"
@@ -48,8 +49,8 @@ func (v *snapshotView) encode() []byte {
 // semaphore cannot be written so).
 func (v *snapshotView) encodeVersion(version int) []byte {
 	buf := v.appendCoreVersion(make([]byte, 0, 64+v.resources*96), version)
-	buf = v.dedupe.append(buf)
-	return v.settled.append(buf)
+	buf = v.dedupe.append(buf, version)
+	return v.settled.append(buf, version)
 }
 
 // appendCore encodes everything but the dedupe tables.
@@ -147,20 +148,21 @@ func (s *State) Digest() uint64 {
 func dedupeEntryHash(key string, at int64, e dedupeEntry) uint64 {
 	var scratch [256]byte
 	h := fnv.New64a()
-	_, _ = h.Write(appendDedupeEntry(scratch[:0], key, at, e))
+	_, _ = h.Write(appendDedupeEntry(scratch[:0], key, at, e, 6))
 	return h.Sum64()
 }
 
-// append encodes a dedupe-shaped table in insertion order.
-func (d dedupeView) append(buf []byte) []byte {
+// append encodes a dedupe-shaped table in insertion order, in snapshot
+// version (see encodeVersion).
+func (d dedupeView) append(buf []byte, version int) []byte {
 	buf = binary.AppendUvarint(buf, uint64(len(d.live)))
 	for _, k := range d.live {
-		buf = appendDedupeEntry(buf, k.key, k.at, d.entries[k.key])
+		buf = appendDedupeEntry(buf, k.key, k.at, d.entries[k.key], version)
 	}
 	return buf
 }
 
-func appendDedupeEntry(buf []byte, key string, at int64, e dedupeEntry) []byte {
+func appendDedupeEntry(buf []byte, key string, at int64, e dedupeEntry, version int) []byte {
 	buf = appendString(buf, key)
 	buf = binary.AppendVarint(buf, at)
 	buf = appendString(buf, e.resource)
@@ -176,7 +178,13 @@ func appendDedupeEntry(buf []byte, key string, at int64, e dedupeEntry) []byte {
 	for _, l := range e.leases {
 		buf = appendLease(buf, l)
 	}
-	return buf
+	if version < 6 {
+		if e.permits != 0 {
+			panic("lock: a semaphore's request in a version 5 snapshot")
+		}
+		return buf
+	}
+	return binary.AppendUvarint(buf, uint64(e.permits))
 }
 
 func appendStrings(buf []byte, list []string) []byte {
@@ -221,6 +229,9 @@ func (d *decoder) dedupe(t *dedupeTable) {
 			for j := 0; j < nl && d.err == nil; j++ {
 				e.leases = append(e.leases, d.lease())
 			}
+		}
+		if d.version >= 6 {
+			e.permits = d.uint32()
 		}
 		t.put(key, at, e)
 	}

@@ -176,7 +176,8 @@ func (s *State) acquireDeduped(index uint64, cmd *Command) Result {
 		if !res.Granted {
 			lease = Lease{ID: cmd.LeaseID, ClientID: cmd.ClientID, Mode: cmd.Mode, TTLMs: cmd.TTLMs}
 		}
-		s.dedupe.put(key, s.clock.now, dedupeEntry{resource: cmd.Resource, lease: lease, granted: res.Granted, policy: cmd.Policy})
+		s.dedupe.put(key, s.clock.now, dedupeEntry{resource: cmd.Resource, lease: lease, granted: res.Granted, policy: cmd.Policy,
+			permits: cmd.Permits})
 	}
 	return res
 }

@@ -54,7 +54,7 @@ func classifyCode(err error) (api.Code, string) {
 	case errors.Is(err, node.ErrNotHolder):
 		return api.CodeNotHolder, "lease is not held: it was released, expired, or never granted"
 	case errors.Is(err, node.ErrRequestIDReused):
-		return api.CodeRequestIDReused, "request_id was already used by this client_id for a different acquire (resource, mode, ttl or policy) on this shard; nothing changed"
+		return api.CodeRequestIDReused, "request_id was already used by this client_id for a different acquire (resource, mode, ttl, policy or permits) on this shard; nothing changed"
 	case errors.Is(err, node.ErrQueueFull), errors.Is(err, node.ErrTooManyLocks), errors.Is(err, node.ErrQuotaExceeded),
 		errors.Is(err, errRateLimited):
 		return api.CodeResourceExhausted, err.Error()
