@@ -40,3 +40,6 @@ func (s *State) permitOvercount() bool { return s.cfg.Bugs.PermitOvercount }
 
 // forgetsSettled is Bugs.ForgetSettled.
 func (s *State) forgetsSettled() bool { return s.cfg.Bugs.ForgetSettled }
+
+// missesDeadlocks is Bugs.DeadlockMiss.
+func (s *State) missesDeadlocks() bool { return s.cfg.Bugs.DeadlockMiss }

@@ -13,3 +13,4 @@ func (s *State) forgetsSettled() bool { return false }
 func (s *State) tokenInMemory() bool { return false }
 
 func (s *State) permitOvercount() bool { return false }
+func (s *State) missesDeadlocks() bool { return false }

@@ -100,3 +100,22 @@ func TestPermitOvercountGrantsOneMore(t *testing.T) {
 	}
 	checkSnapshotRoundTrip(t, s)
 }
+
+// TestDeadlockMissQueuesTheCycle: goal — the deadlock-miss bug mode does
+// what the simulator's sweep relies on: the request that closes a cycle is
+// queued, so the cycle stands until a wait elapses.
+func TestDeadlockMissQueuesTheCycle(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Bugs = Bugs{DeadlockMiss: true}
+	s := mustNew(t, cfg)
+	applyAt(s, 1, 0, acqBy("x", 'a', 'A', X, 0))
+	applyAt(s, 2, 0, acqBy("y", 'b', 'B', X, 0))
+	applyAt(s, 3, 1, acqBy("y", 'c', 'A', X, 5000))
+	res, _ := applyAt(s, 4, 2, acqBy("x", 'd', 'B', X, 5000))
+	if !res.Queued {
+		t.Fatalf("the request closing the cycle: %s, want queued", dl(OpAcquire, res))
+	}
+	if c := graphCycle(waitGraph(s)); c == nil {
+		t.Fatal("no cycle stands")
+	}
+}

@@ -36,6 +36,10 @@ type Bugs struct {
 	ForgetSettled bool
 	// PermitOvercount: a semaphore grants one permit more than its N.
 	PermitOvercount bool
+	// DeadlockMiss: the in-group deadlock check never fires, so a request
+	// closing a wait-for cycle is queued and the cycle stands until a
+	// wait elapses.
+	DeadlockMiss bool
 }
 
 // maxResources is the most resources one state machine can hold: the arena

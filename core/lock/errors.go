@@ -31,6 +31,9 @@ const (
 	// has (a semaphore of another N, a plain lock asked as a semaphore or
 	// the reverse, or acquire_many on a semaphore); see semaphore.go.
 	PermitsMismatch
+	// Deadlock: the acquire would have waited in a wait-for cycle inside
+	// its group; Result.Cycle names it (deadlock.go). Nothing was queued.
+	Deadlock
 )
 
 func (c Code) String() string {
@@ -53,6 +56,8 @@ func (c Code) String() string {
 		return "quota_exceeded"
 	case PermitsMismatch:
 		return "permits_mismatch"
+	case Deadlock:
+		return "deadlock"
 	default:
 		return "unknown"
 	}

@@ -115,7 +115,12 @@ func freezeAcrossChunks(t *testing.T, copyBack int) {
 	add := func(c Command) { log = append(log, c) }
 	name := func(i int) string { return fmt.Sprintf("res-%04d", i) }
 	ex := func(res string, id int, waitMs int64) Command {
-		return Command{Op: OpAcquire, Resource: res, ClientID: fmt.Sprintf("c%d", id%7), LeaseID: manyChunkID(id),
+		// Waiters are clients of their own, so no wait-for cycle refuses one.
+		client := fmt.Sprintf("c%d", id%7)
+		if waitMs > 0 {
+			client = fmt.Sprintf("w%d", id)
+		}
+		return Command{Op: OpAcquire, Resource: res, ClientID: client, LeaseID: manyChunkID(id),
 			Mode: Exclusive, TTLMs: 60_000, WaitMs: waitMs}
 	}
 	for i := 0; i < 1000; i++ {

@@ -201,7 +201,12 @@ func (s *State) replayMany(index uint64, d dedupeEntry, cmd *Command) Result {
 	switch {
 	case found && res.Queued:
 		r := s.resources.find(d.resources[0])
-		s.join(index, r, r.findWaiter(d.lease.ID), cmd)
+		i := r.findWaiter(d.lease.ID)
+		// Every part keeps the same deadline, so all revive together.
+		if cycle := s.revivedCycle(r, &r.queue()[i], cmd); cycle != nil {
+			return Result{Code: Deadlock, Cycle: cycle}
+		}
+		s.join(index, r, i, cmd)
 		return res
 	case found:
 		for _, l := range res.Leases {
@@ -296,6 +301,9 @@ func (s *State) acquireMany(index uint64, cmd *Command) Result {
 	}
 	if limit := s.exceedsAll(cmd.Quota, cmd.Resources, cmd.ClientID, false); limit != "" {
 		return Result{Code: QuotaExceeded, Blocked: limit}
+	}
+	if cycle := s.deadlockCycle(cmd.ClientID, cmd.Mode, cmd.Resources); cycle != nil {
+		return Result{Code: Deadlock, Cycle: cycle, Blocked: blocked}
 	}
 	return s.enqueueMany(index, cmd)
 }

@@ -462,6 +462,9 @@ func (m *refModel) acquire(c *Command, emit emitFunc) Result {
 	if len(r.queue) >= m.cfg.MaxWaitersPerQueue {
 		return Result{Code: QueueFull}
 	}
+	if cycle := m.refCycle(c.ClientID, c.Mode, c.Resource, len(r.queue)); cycle != nil {
+		return Result{Code: Deadlock, Cycle: cycle}
+	}
 	deadline := m.now + c.WaitMs*int64(time.Millisecond)
 	r.queue = append(r.queue, refWaiter{id: c.LeaseID, client: c.ClientID, mode: c.Mode, ttlMs: c.TTLMs,
 		attempts: []refAttempt{{id: c.LeaseID, host: c.Host, incarnation: c.Incarnation, deadline: deadline}}})
@@ -479,6 +482,9 @@ func (m *refModel) replay(d refDedupe, c *Command, emit emitFunc) Result {
 			return Result{Granted: true, Lease: r.holders[h]}
 		}
 		if w >= 0 {
+			if cycle := m.refRevived(d.resource, w, c); cycle != nil {
+				return Result{Code: Deadlock, Cycle: cycle}
+			}
 			q := &r.queue[w]
 			joined := slices.ContainsFunc(q.attempts, func(a refAttempt) bool { return a.id == c.LeaseID })
 			if c.WaitMs > 0 && !joined {

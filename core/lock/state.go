@@ -49,6 +49,9 @@ type State struct {
 	// usage counts leases and queue entries per namespace and client, for
 	// the quotas acquires carry (quota.go); nil until the first quota.
 	usage usageTable
+	// waitingOn indexes the queue entries by client, for the deadlock
+	// search (deadlock.go).
+	waitingOn waitIndex
 }
 
 // logClock turns (term, leader monotonic reading) pairs into one
@@ -91,6 +94,7 @@ func New(cfg Config) (*State, error) {
 
 		queuedByHost: make(map[string]int),
 		unclaimed:    make(map[LeaseID]claim),
+		waitingOn:    make(waitIndex),
 	}, nil
 }
 
@@ -195,6 +199,9 @@ func (s *State) replay(index uint64, d dedupeEntry, cmd *Command) Result {
 			return Result{Granted: true, Lease: s.leaseOf(h)}
 		}
 		if i := r.findWaiter(d.lease.ID); i >= 0 {
+			if cycle := s.revivedCycle(r, &r.queue()[i], cmd); cycle != nil {
+				return Result{Code: Deadlock, Cycle: cycle}
+			}
 			s.join(index, r, i, cmd)
 			return Result{Queued: true, Position: i + 1, Lease: Lease{ID: d.lease.ID, ClientID: d.lease.ClientID, Mode: d.lease.Mode}}
 		}
@@ -321,6 +328,9 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 	}
 	if len(r.queue()) >= s.cfg.MaxWaitersPerQueue {
 		return Result{Code: QueueFull}
+	}
+	if cycle := s.deadlockCycle(cmd.ClientID, cmd.Mode, []string{cmd.Resource}); cycle != nil {
+		return Result{Code: Deadlock, Cycle: cycle}
 	}
 	deadline := s.clock.now + cmd.WaitMs*int64(time.Millisecond)
 	w := waiter{
@@ -581,6 +591,7 @@ func (s *State) pushWaiter(r *resource, w waiter) {
 	r.extra().queue = append(r.extra().queue, w)
 	s.waiters++
 	s.usage.add(r.name, s.clients.name(w.client), 0, 1)
+	s.waitingOn.add(w.client, r.name, 1)
 	for _, a := range w.attempts {
 		s.queuedByHost[a.host]++
 	}
@@ -593,6 +604,7 @@ func (s *State) takeWaiter(r *resource, i int) waiter {
 	r.removeWaiter(i)
 	s.waiters--
 	s.usage.add(r.name, s.clients.name(w.client), 0, -1)
+	s.waitingOn.add(w.client, r.name, -1)
 	for _, a := range w.attempts {
 		s.unrefHost(a.host)
 	}

@@ -296,6 +296,10 @@ type Result struct {
 	// granted; on QuotaExceeded, the limit the request would pass
 	// (LimitHeld, ...), so the refusal can name its quota.
 	Blocked string
+	// Cycle, on Deadlock, is the wait-for cycle the request would have
+	// closed, by client id: the requester, then each client the one
+	// before it waits for; the last waits for the requester.
+	Cycle []string
 }
 
 // EventKind classifies state machine events.

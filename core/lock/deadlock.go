@@ -1,0 +1,167 @@
+package lock
+
+import "slices"
+
+// Deadlock detection inside one group (issue 31). The wait-for graph has
+// one node per client id (a client that holds A and waits for B is one
+// node) and is derived from the state, never stored: a live queued request
+// of client c on resource r (its deadline not yet passed) gives the edges
+//
+//	c -> each holder of r whose mode conflicts with the request's, and
+//	c -> each live request ahead of it in r's queue that conflicts with it
+//	     or is a multi request,
+//
+// leaving out c itself. Those are exactly the requests FIFO must see leave
+// before c's can be granted: a shared request behind another shared one is
+// granted with it, while a multi request heading a queue blocks it whatever
+// the modes (many.go). Counting the requests ahead, not only the holders,
+// matters twice: a queue headed by a multi request may have no holder at
+// all, and with them a grant never adds an edge (the new holder was ahead
+// of every request that now waits for it), so edges appear only when a
+// request enters a queue, and checking there keeps every group's graph
+// acyclic. A request leaving a queue, a holder leaving, or a wait elapsing
+// removes its edges in the entry that does it.
+//
+// A client asking again for a resource it holds waits as it always did
+// (behind itself, until its lease ends): self-edges are no cycle. It is
+// refused only when another client waits for it in a cycle.
+
+// waitIndex counts, per client slot, that client's queue entries on each
+// resource, so the search visits only the queues a client waits in. It is
+// derived from the queues (kept by pushWaiter and takeWaiter, which a
+// restore also goes through), so snapshots do not carry it.
+type waitIndex map[uint32]map[string]int
+
+func (x waitIndex) add(slot uint32, resource string, delta int) {
+	m := x[slot]
+	if m == nil {
+		m = make(map[string]int)
+		x[slot] = m
+	}
+	if m[resource] += delta; m[resource] <= 0 {
+		delete(m, resource)
+		if len(m) == 0 {
+			delete(x, slot)
+		}
+	}
+}
+
+// conflicts reports whether a request in mode a and one in mode b cannot
+// hold one resource together.
+func conflicts(a, b Mode) bool { return a == Exclusive || b == Exclusive }
+
+// blockers calls fn with the client slot of each holder of r and each live
+// queue entry among r's first ahead that a request of mode m in r's queue
+// waits for (see above), client included: the caller leaves out its own.
+func (s *State) blockers(r *resource, ahead int, m Mode, fn func(slot uint32)) {
+	for i := range r.holderCount() {
+		if h := r.holderAt(i); conflicts(h.mode(), m) {
+			fn(h.client())
+		}
+	}
+	for _, w := range r.queue()[:ahead] {
+		if w.deadline > s.clock.now && (w.many != nil || conflicts(w.mode, m)) {
+			fn(w.client)
+		}
+	}
+}
+
+// waitsFor calls fn with every client slot slot waits for, in an order
+// every replica shares (resources by name, then holder and queue order).
+func (s *State) waitsFor(slot uint32, fn func(uint32)) {
+	names := make([]string, 0, len(s.waitingOn[slot]))
+	for name := range s.waitingOn[slot] {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		r := s.resources.find(name)
+		if r == nil {
+			continue
+		}
+		for i, w := range r.queue() {
+			if w.client == slot && w.deadline > s.clock.now {
+				s.blockers(r, i, w.mode, fn)
+			}
+		}
+	}
+}
+
+// deadlockCycle returns the wait-for cycle a new request of client in mode
+// m, entering the tail of the queues of resources (those that exist),
+// would close: client first, then each client the one before waits for.
+// Nil when it closes none.
+func (s *State) deadlockCycle(client string, m Mode, resources []string) []string {
+	return s.cycleThrough(client, m, resources, func(r *resource) int { return len(r.queue()) })
+}
+
+// cycleThrough is deadlockCycle for a request that stands, on each
+// resource r, behind the first ahead(r) entries of r's queue. The search
+// is breadth-first from the clients the request would wait for, so the
+// cycle reported is a shortest one; it visits each client at most once.
+func (s *State) cycleThrough(client string, m Mode, resources []string, ahead func(*resource) int) []string {
+	if s.missesDeadlocks() {
+		return nil
+	}
+	self, ok := s.clients.index[client]
+	if !ok {
+		return nil // holds and waits for nothing, so nobody waits for it
+	}
+	parent := make(map[uint32]uint32)
+	var frontier []uint32
+	found, end := false, uint32(0)
+	visit := func(from uint32) func(uint32) {
+		return func(to uint32) {
+			if found || to == from {
+				return
+			}
+			if to == self {
+				found, end = true, from
+				return
+			}
+			if _, seen := parent[to]; !seen {
+				parent[to] = from
+				frontier = append(frontier, to)
+			}
+		}
+	}
+	for _, name := range resources {
+		if r := s.resources.find(name); r != nil {
+			s.blockers(r, ahead(r), m, visit(self))
+		}
+	}
+	for len(frontier) > 0 && !found {
+		u := frontier[0]
+		frontier = frontier[1:]
+		s.waitsFor(u, visit(u))
+	}
+	if !found {
+		return nil
+	}
+	var path []string
+	for u := end; u != self; u = parent[u] {
+		path = append(path, s.clients.name(u))
+	}
+	path = append(path, client)
+	slices.Reverse(path)
+	return path
+}
+
+// revivedCycle is the cycle a retry with a wait closes by joining queued
+// request w (a part of it on multi requests) on r, whose wait had elapsed
+// (it stays queued until promote drops it): its edges come back with it,
+// so the retry is judged as the request entering where it stands. Nil
+// when w is live or closes no cycle.
+func (s *State) revivedCycle(r *resource, w *waiter, cmd *Command) []string {
+	if cmd.WaitMs == 0 || w.deadline > s.clock.now {
+		return nil
+	}
+	client := s.clients.name(w.client)
+	if w.many == nil {
+		return s.cycleThrough(client, w.mode, []string{r.name}, func(q *resource) int { return q.findWaiter(w.id) })
+	}
+	m := w.many
+	return s.cycleThrough(client, w.mode, m.resources, func(q *resource) int {
+		return q.findWaiter(ManyLeaseID(m.base, slices.Index(m.resources, q.name)))
+	})
+}
