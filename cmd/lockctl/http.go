@@ -194,5 +194,22 @@ func failed(err error) error {
 	if errors.As(err, &ee) {
 		return err
 	}
+	if cycle, ok := deadlockCycle(err); ok {
+		return &exitError{code: exitDeadlock, err: fmt.Errorf("%w (cycle by client id: %s)", err, strings.Join(cycle, " -> "))}
+	}
 	return &exitError{code: exitFailed, err: err}
+}
+
+// deadlockCycle reads the wait-for cycle of a deadlock refusal, from
+// lockctl's own calls or the Go client's (lock).
+func deadlockCycle(err error) ([]string, bool) {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.body.Code == api.CodeDeadlock {
+		return ae.body.Cycle, true
+	}
+	var ce *client.APIError
+	if errors.As(err, &ce) && ce.Code == api.CodeDeadlock {
+		return ce.Cycle, true
+	}
+	return nil, false
 }

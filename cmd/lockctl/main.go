@@ -9,7 +9,8 @@
 //
 // Exit codes: 0 success; 1 a request failed (the error is printed); 2 a
 // wrong command line; 3 the lock was not granted (busy, or the wait
-// ended); 4 (lock) the lease was lost while the command ran. validate
+// ended); 4 (lock) the lease was lost while the command ran; 5 an acquire
+// with a wait was refused as a deadlock (the cycle is printed). validate
 // exits 1 when the token is not a current holder's. lock
 // otherwise exits with the command's own exit code.
 package main
@@ -34,6 +35,9 @@ const (
 	exitUsage      = 2
 	exitNotGranted = 3
 	exitLeaseLost  = 4
+	// exitDeadlock: an acquire with a wait was refused because waiting
+	// would have closed a wait-for cycle (the error names it).
+	exitDeadlock = 5
 )
 
 // exitError carries an exit code out of a command.
@@ -100,7 +104,8 @@ bash|zsh|fish|powershell (see lockctl completion --help).
 
 Exit codes: 0 success, 1 a request failed, 2 a wrong command line,
 3 the lock was not granted, 4 (lock) the lease was lost while the command
-ran; lock otherwise exits with its command's exit code.`,
+ran, 5 a wait refused as a deadlock (the wait-for cycle is printed); lock
+otherwise exits with its command's exit code.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

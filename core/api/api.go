@@ -307,6 +307,10 @@ type Error struct {
 	Code         Code   `json:"code"`
 	LeaseID      string `json:"lease_id,omitempty"`
 	FencingToken uint64 `json:"fencing_token,omitempty"`
+	// Cycle, on a deadlock error, is the wait-for cycle the acquire would
+	// have closed, by client id: the requester first, each waiting for
+	// the next, the last for the requester.
+	Cycle []string `json:"cycle,omitempty"`
 }
 
 // Code is a machine-readable error class.
@@ -359,6 +363,10 @@ const (
 	// N, a plain lock asked as a semaphore or the reverse, acquire_many on
 	// a semaphore); nothing changed. 409, gRPC FAILED_PRECONDITION.
 	CodePermitsMismatch Code = "permits_mismatch"
+	// CodeDeadlock: an acquire with a wait would have closed a wait-for
+	// cycle (Error.Cycle) and was refused at once; nothing was queued.
+	// 409 Conflict, gRPC ABORTED.
+	CodeDeadlock Code = "deadlock"
 )
 
 // HTTPStatus maps an error code to the status the server answers with.
@@ -376,7 +384,7 @@ func (c Code) HTTPStatus() int {
 		return 410
 	case CodeMethodNotAllowed:
 		return 405
-	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded, CodeFailedPrecondition, CodePermitsMismatch:
+	case CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded, CodeFailedPrecondition, CodePermitsMismatch, CodeDeadlock:
 		return 409
 	case CodeResourceExhausted:
 		return 429

@@ -24,7 +24,7 @@ func (c Code) Indefinite() bool {
 	case CodeInvalidArgument, CodeCrossShard, CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded,
 		CodeFailedPrecondition, CodeUnauthenticated, CodePermissionDenied, CodeNotFound,
 		CodeMethodNotAllowed, CodeResourceExhausted, CodeCompacted, CodeUnavailable, CodeOverloaded,
-		CodeBadPermits, CodePermitsMismatch:
+		CodeBadPermits, CodePermitsMismatch, CodeDeadlock:
 		return false
 	}
 	return true

@@ -29,6 +29,11 @@ var (
 	// that reached a port serving TLS: the endpoint wants https:// and
 	// Config.TLS.
 	ErrServerSpeaksTLS = errors.New("lockstep: the server speaks TLS")
+	// ErrDeadlock matches an *APIError with code deadlock: waiting would
+	// have closed a wait-for cycle (APIError.Cycle), so the acquire was
+	// refused at once and nothing was queued. Release something of the
+	// cycle before asking again.
+	ErrDeadlock = errors.New("lockstep: deadlock")
 )
 
 // plainHTTPToTLS is what net/http answers (400) to a plain HTTP request
@@ -64,6 +69,9 @@ type APIError struct {
 	Status  int
 	Code    api.Code // empty when the body was not an api.Error
 	Message string
+	// Cycle, on code deadlock, is the wait-for cycle by client id: this
+	// client first, each waiting for the next, the last for this client.
+	Cycle []string
 	// speaksTLS: the reply was PlainHTTPToTLS.
 	speaksTLS bool
 }
@@ -75,10 +83,12 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("lockstep: HTTP %d %s: %s", e.Status, e.Code, e.Message)
 }
 
-// Is makes errors.Is(err, ErrNotHolder) true for code not_holder, and
+// Is makes errors.Is(err, ErrNotHolder) true for code not_holder,
+// errors.Is(err, ErrDeadlock) for code deadlock, and
 // errors.Is(err, ErrServerSpeaksTLS) for a plain request to a TLS port.
 func (e *APIError) Is(target error) bool {
-	return target == ErrNotHolder && e.Code == api.CodeNotHolder || target == ErrServerSpeaksTLS && e.speaksTLS
+	return target == ErrNotHolder && e.Code == api.CodeNotHolder || target == ErrServerSpeaksTLS && e.speaksTLS ||
+		target == ErrDeadlock && e.Code == api.CodeDeadlock
 }
 
 // newAPIError decodes an error body; bodies from proxies or crashes that
@@ -90,7 +100,7 @@ func newAPIError(status int, body []byte) *APIError {
 	}
 	var wire api.Error
 	if json.Unmarshal(body, &wire) == nil && wire.Code != "" {
-		return &APIError{Status: status, Code: wire.Code, Message: wire.Error}
+		return &APIError{Status: status, Code: wire.Code, Message: wire.Error, Cycle: wire.Cycle}
 	}
 	msg := strings.TrimSpace(string(body))
 	if len(msg) > maxErrorMessage {

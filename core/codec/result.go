@@ -9,11 +9,13 @@ import (
 
 // A result is what applying one command answered, as a leader sends it back
 // to the member that forwarded the command. resultVersion 1 lacked Leases
-// and Blocked, version 2 the status's Permits; they still decode, so
-// members of both versions can forward to each other during an upgrade. A
-// result is written in the oldest version that holds it: version 3 only
-// for a semaphore's status (or a mismatch naming one).
-const resultVersion = 3
+// and Blocked, version 2 the status's Permits, version 3 a deadlock's
+// Cycle; they still decode, so members of both versions can forward to
+// each other during an upgrade. A result is written in the oldest version
+// that holds it: version 3 only for a semaphore's status (or a mismatch
+// naming one), version 4 only for a deadlock's cycle (after the permits,
+// which it carries only with a status).
+const resultVersion = 4
 
 // AppendResult appends the binary form of res.
 func AppendResult(buf []byte, res *lock.Result) []byte {
@@ -29,7 +31,10 @@ func AppendResult(buf []byte, res *lock.Result) []byte {
 	}
 	version := byte(2)
 	if res.Status != nil && res.Status.Permits != 0 {
-		version = resultVersion
+		version = 3
+	}
+	if len(res.Cycle) > 0 {
+		version = 4
 	}
 	buf = append(buf, version, byte(res.Code), flags)
 	buf = binary.AppendUvarint(buf, uint64(res.Position))
@@ -58,7 +63,13 @@ func AppendResult(buf []byte, res *lock.Result) []byte {
 	if version < 3 {
 		return buf
 	}
-	return binary.AppendUvarint(buf, uint64(res.Status.Permits))
+	if res.Status != nil {
+		buf = binary.AppendUvarint(buf, uint64(res.Status.Permits))
+	}
+	if version < 4 {
+		return buf
+	}
+	return lock.AppendStrings(buf, res.Cycle)
 }
 
 // DecodeResult parses what AppendResult wrote; damage is lock.ErrCorrupt.
@@ -100,11 +111,14 @@ func DecodeResult(b []byte) (lock.Result, error) {
 		}
 		res.Blocked = r.Text()
 	}
-	if v >= 3 {
-		if res.Status == nil {
-			return res, fmt.Errorf("%w: result version 3 without a status", lock.ErrCorrupt)
-		}
+	if v == 3 && res.Status == nil {
+		return res, fmt.Errorf("%w: result version 3 without a status", lock.ErrCorrupt)
+	}
+	if v >= 3 && res.Status != nil {
 		res.Status.Permits = r.Uint32()
+	}
+	if v >= 4 {
+		res.Cycle = r.Strings()
 	}
 	return res, r.End()
 }

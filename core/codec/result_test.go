@@ -14,7 +14,8 @@ func leaseID(label byte) lock.LeaseID { return lock.LeaseID{label} }
 
 // TestResultRoundTrip: goal — what a leader answers a forwarded command
 // reaches the follower unchanged (every flag, the lease, a status with
-// holders and queue, a multi-lock's leases and blocker), and damaged
+// holders and queue, a multi-lock's leases and blocker, a deadlock's
+// cycle), and damaged
 // answers are refused. Method: round trips, every truncation, a wrong
 // version byte and a trailing byte.
 func TestResultRoundTrip(t *testing.T) {
@@ -35,6 +36,8 @@ func TestResultRoundTrip(t *testing.T) {
 			Leases: []lock.Lease{{ID: leaseID('m'), Token: 3}, {ID: lock.ManyLeaseID(leaseID('m'), 1), Token: 4, ClientID: "c"}}},
 		{Status: &lock.Status{Resource: "pool", Holders: []lock.Lease{lease}, Permits: 3}},
 		{Code: lock.PermitsMismatch, Status: &lock.Status{Resource: "pool", Permits: lock.MaxPermits}},
+		{Code: lock.Deadlock, Cycle: []string{"b", "a\x00c"}, Blocked: "x", LogTime: 5},
+		{Code: lock.Deadlock, Cycle: []string{"b"}, Status: &lock.Status{Resource: "pool", Permits: 2}},
 	}
 	for i, res := range results {
 		enc := AppendResult([]byte("prefix"), &res)[len("prefix"):]
@@ -87,5 +90,17 @@ func TestResultVersionIsTheOldestThatHoldsIt(t *testing.T) {
 	bad[0] = 3
 	if _, err := DecodeResult(append(bad, 2)); !errors.Is(err, lock.ErrCorrupt) {
 		t.Fatalf("version 3 without a status: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestResultWithoutCycleIsNotVersion4: goal — only a result with a cycle
+// is written as version 4, so members that predate deadlock detection read
+// every answer but a deadlock's. Method: the version byte of both kinds.
+func TestResultWithoutCycleIsNotVersion4(t *testing.T) {
+	if v := AppendResult(nil, &lock.Result{Queued: true})[0]; v != 2 {
+		t.Errorf("plain result written as version %d, want 2", v)
+	}
+	if v := AppendResult(nil, &lock.Result{Code: lock.Deadlock, Cycle: []string{"a", "b"}})[0]; v != 4 {
+		t.Errorf("deadlock result written as version %d, want 4", v)
 	}
 }

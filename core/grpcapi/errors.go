@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -32,6 +33,10 @@ func Code(c api.Code) codes.Code {
 		return codes.FailedPrecondition
 	case api.CodeRequestIDReused:
 		return codes.AlreadyExists
+	case api.CodeDeadlock:
+		// ABORTED: "typically due to a concurrency issue", gRPC's own
+		// example being a transaction abort; retrying as is gets it again.
+		return codes.Aborted
 	case api.CodeResourceExhausted:
 		return codes.ResourceExhausted
 	case api.CodeUnavailable, api.CodeOverloaded:
@@ -69,6 +74,12 @@ func toStatus(err error) error {
 	if ae.LeaseID != "" {
 		info.Metadata = map[string]string{"lease_id": ae.LeaseID, "fencing_token": strconv.FormatUint(ae.FencingToken, 10)}
 	}
+	if len(ae.Cycle) > 0 {
+		// A JSON list: client ids may hold any character but a
+		// separator-joined list could not be read back.
+		cycle, _ := json.Marshal(ae.Cycle)
+		info.Metadata = map[string]string{"cycle": string(cycle)}
+	}
 	st, derr := status.New(code, ae.Error).WithDetails(info)
 	if derr != nil {
 		return status.Error(code, ae.Error)
@@ -90,6 +101,9 @@ func APIError(err error) api.Error {
 		out.Code = api.Code(info.GetReason())
 		out.LeaseID = info.GetMetadata()["lease_id"]
 		out.FencingToken, _ = strconv.ParseUint(info.GetMetadata()["fencing_token"], 10, 64)
+		if cycle := info.GetMetadata()["cycle"]; cycle != "" {
+			_ = json.Unmarshal([]byte(cycle), &out.Cycle)
+		}
 	}
 	return out
 }

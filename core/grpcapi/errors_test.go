@@ -3,6 +3,7 @@ package grpcapi
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -18,10 +19,11 @@ import (
 // Goal: every error an operation can return reaches a gRPC client as the
 // same API code HTTP would send, under a gRPC code with the matching
 // meaning (retry-safe UNAVAILABLE vs maybe-applied DEADLINE_EXCEEDED), and
-// a lease_ended error names its lease. Method: map each node error through
+// a lease_ended error names its lease, a deadlock its cycle. Method: map each node error through
 // toStatus and read it back with APIError.
 func TestErrorsCarryTheAPICode(t *testing.T) {
 	ended := &node.LeaseEndedError{Lease: lock.Lease{ID: lock.LeaseID{1}, Token: 9}}
+	deadlock := &node.DeadlockError{Cycle: []string{"b,1", "a"}}
 	cases := []struct {
 		err  error
 		code api.Code
@@ -38,6 +40,7 @@ func TestErrorsCarryTheAPICode(t *testing.T) {
 		{fmt.Errorf("%w: token x", acl.ErrNotFound), api.CodeNotFound, codes.NotFound},
 		{fmt.Errorf("%w: last admin", acl.ErrFailedPrecondition), api.CodeFailedPrecondition, codes.FailedPrecondition},
 		{errors.New("boom"), api.CodeInternal, codes.Internal},
+		{deadlock, api.CodeDeadlock, codes.Aborted},
 	}
 	for _, tc := range cases {
 		err := toStatus(tc.err)
@@ -48,5 +51,8 @@ func TestErrorsCarryTheAPICode(t *testing.T) {
 	}
 	if got := APIError(toStatus(ended)); got.LeaseID != ended.Lease.ID.String() || got.FencingToken != 9 {
 		t.Errorf("lease_ended names lease %q token %d", got.LeaseID, got.FencingToken)
+	}
+	if got := APIError(toStatus(deadlock)); !slices.Equal(got.Cycle, deadlock.Cycle) {
+		t.Errorf("deadlock names cycle %q, want %q", got.Cycle, deadlock.Cycle)
 	}
 }

@@ -3,6 +3,8 @@ package node
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/lockstep/lockstep/core/lock"
 )
@@ -36,7 +38,24 @@ var (
 	ErrPermitsMismatch = errors.New("permits differ from the resource's")
 	// ErrLeaseEnded matches a *LeaseEndedError.
 	ErrLeaseEnded = errors.New("the lease this request was granted has ended")
+	// ErrDeadlock matches a *DeadlockError.
+	ErrDeadlock = errors.New("deadlock")
 )
+
+// DeadlockError answers an acquire with a wait that would have closed a
+// wait-for cycle: it was refused, nothing queued. Cycle is the cycle by
+// client id, the requester first, each waiting for the next, the last for
+// the requester. Definite.
+type DeadlockError struct {
+	Cycle []string
+}
+
+func (e *DeadlockError) Error() string {
+	return fmt.Sprintf("%v: waiting would close the wait-for cycle %s", ErrDeadlock, strings.Join(append(slices.Clone(e.Cycle), e.Cycle[:min(1, len(e.Cycle))]...), " -> "))
+}
+
+// Is makes errors.Is(err, ErrDeadlock) true.
+func (e *DeadlockError) Is(target error) bool { return target == ErrDeadlock }
 
 // LeaseEndedError answers a retried (or long-waiting) acquire whose request
 // was granted, but whose lease has since been released or has expired: the
@@ -73,6 +92,8 @@ func resultError(res lock.Result) error {
 		return ErrQuotaExceeded
 	case lock.PermitsMismatch:
 		return permitsMismatchError(res)
+	case lock.Deadlock:
+		return &DeadlockError{Cycle: res.Cycle}
 	default:
 		return fmt.Errorf("unexpected result code %d", c)
 	}

@@ -27,6 +27,10 @@ var errCrossShard = errors.New("resources on several shards")
 // gets, the same for every front end. Its code's class (api.Code.NotApplied,
 // Indefinite) says truthfully whether the request took effect.
 func Classify(err error) api.Error {
+	var deadlock *node.DeadlockError
+	if errors.As(err, &deadlock) {
+		return api.Error{Code: api.CodeDeadlock, Error: err.Error(), Cycle: deadlock.Cycle}
+	}
 	var ended *node.LeaseEndedError
 	if errors.As(err, &ended) {
 		return api.Error{Code: api.CodeLeaseEnded, Error: "the lease this request was granted has since been released or has expired",
