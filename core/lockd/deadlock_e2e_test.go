@@ -22,7 +22,7 @@ import (
 // too; A holds x, B holds y, A waits for y, B asks for x with a wait.
 func TestDeadlockRefusedAtOnce(t *testing.T) {
 	c := startCluster(t, lockd.LogStoreWAL)
-	url := c.url((c.leader() + 1) % 3) + api.PathAcquire
+	url := c.url((c.leader()+1)%3) + api.PathAcquire
 	var y api.AcquireResponse
 	for _, a := range []api.AcquireRequest{{Resource: "x", ClientID: "A", TTLMs: 60_000}, {Resource: "y", ClientID: "B", TTLMs: 60_000}} {
 		got, code := post[api.AcquireResponse](t, url, a)
