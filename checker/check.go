@@ -88,6 +88,11 @@ type Options struct {
 	// by where both resources live. Zero (runs saved before it was
 	// recorded): only resources the trace places are judged.
 	Shards int
+	// DeadlockBound is how long (log time) a wait-for cycle inside one
+	// group may stand before CheckDeadlock flags it; zero leaves that
+	// half of the check out (its other half, no false deadlock answer,
+	// always runs).
+	DeadlockBound time.Duration
 }
 
 // Violation is one broken property.
@@ -129,6 +134,8 @@ type Stats struct {
 	// ShardLatencyNs is each lock shard's acquire latency quantile when
 	// ShardLatency is judged (see checkShardLatency).
 	ShardLatencyNs []int64 `json:"shard_latency_ns,omitempty"`
+	// Deadlocks counts the deadlock answers CheckDeadlock judged.
+	Deadlocks int `json:"deadlocks,omitempty"`
 }
 
 // Result is what Check concluded.
@@ -226,6 +233,7 @@ func Check(ctx context.Context, h *History, opts Options) Result {
 	}
 	checkHerd(h, replay, opts, &f, &res.Stats)
 	res.Stats.ShardLatencyNs = checkShardLatency(h, opts.ShardLatency, &f)
+	res.Stats.Deadlocks = checkDeadlock(h, trace, opts, &f)
 	return finish()
 }
 

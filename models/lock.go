@@ -47,6 +47,11 @@ const (
 	// CodeRequestIDReused: an acquire whose (client, request id) first
 	// named another request; it had no effect.
 	CodeRequestIDReused = "request_id_reused"
+	// CodeDeadlock: an acquire with a wait refused because waiting would
+	// have closed a wait-for cycle (LockOutput.Cycle); it had no effect.
+	// Per resource nothing tells a cycle, so the model takes it as any
+	// refusal; checker's deadlock check judges the cycle.
+	CodeDeadlock = "deadlock"
 )
 
 // LockInput is the call half of one lock operation.
@@ -112,6 +117,9 @@ type LockOutput struct {
 	Valid bool `json:"valid,omitempty"`
 	// Permits is a status reply's semaphore N (0 for a plain lock).
 	Permits int64 `json:"permits,omitempty"`
+	// Cycle is a deadlock refusal's wait-for cycle by client id, the
+	// requester first.
+	Cycle []string `json:"cycle,omitempty"`
 }
 
 // ManyLease is one resource's grant in an AcquireMany reply.

@@ -236,6 +236,12 @@ func TestLockHistories(t *testing.T) {
 			op(0, 0, sec, acq("a", Exclusive, 4*sec), grant("L1", 1, 0, 4*sec)),
 			op(1, sec, 9*sec, LockInput{Op: Acquire, Resource: "r", Mode: Exclusive, TTLNs: 4 * sec, Wait: true}, grant("L2", 2, 4*sec, 8*sec)),
 		}},
+		{"a wait refused as deadlock takes nothing", true, []porcupine.Operation{
+			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, sec, 11*sec)),
+			op(1, 2*sec, 3*sec, LockInput{Op: Acquire, Resource: "r", ClientID: "b", Mode: Exclusive, TTLNs: 4 * sec, Wait: true},
+				LockOutput{Code: CodeDeadlock, Cycle: []string{"b", "a"}}),
+			op(2, 4*sec, 5*sec, status(), holders(4*sec, hv("L1", Exclusive, 1, 11*sec))),
+		}},
 		{"validate before and after a release", true, []porcupine.Operation{
 			op(0, 0, sec, acq("a", Exclusive, 10*sec), grant("L1", 1, sec, 11*sec)),
 			op(1, 2*sec, 3*sec, validate(1), validAt(2*sec, true)),

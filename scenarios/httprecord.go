@@ -151,6 +151,8 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 			return models.LockOutput{Code: models.CodeLeaseEnded, LeaseID: e.LeaseID, Token: e.FencingToken}
 		case api.CodeRequestIDReused:
 			return models.LockOutput{Code: models.CodeRequestIDReused}
+		case api.CodeDeadlock:
+			return models.LockOutput{Code: models.CodeDeadlock, Cycle: e.Cycle}
 		case api.CodeInvalidArgument, api.CodeResourceExhausted, api.CodeUnavailable, api.CodeOverloaded, api.CodeCrossShard:
 			return models.LockOutput{Code: string(e.Code)}
 		}

@@ -120,6 +120,9 @@ type Checks struct {
 	// ShardP99Exclude (those the faults aim at); 0 leaves it unjudged.
 	ShardP99BoundMs int64 `json:"shard_p99_bound_ms,omitempty"`
 	ShardP99Exclude []int `json:"shard_p99_exclude,omitempty"`
+	// DeadlockBoundMs: how long (log time) a wait-for cycle inside one
+	// group may stand (checker.CheckDeadlock); 0 leaves it unjudged.
+	DeadlockBoundMs int64 `json:"deadlock_bound_ms,omitempty"`
 }
 
 // Expect is the verdict a correct server must produce. Most scenarios
@@ -137,6 +140,7 @@ func (s Scenario) options() checker.Options {
 		StrictFIFO: s.Checks.StrictFIFO, AllowHerd: s.Checks.AllowHerd,
 		RecoveryBound: ms(s.Checks.RecoveryBoundMs), GrantBound: ms(s.Checks.GrantBoundMs),
 		ElectionBound: ms(s.Checks.ElectionBoundMs), ExpiryBound: ms(s.Checks.ExpiryBoundMs),
+		DeadlockBound: ms(s.Checks.DeadlockBoundMs),
 		// Groups > 1 are sharded members placing by core/placement.
 		Shards: s.Groups,
 	}
@@ -240,4 +244,5 @@ var BugScenarios = map[node.Bug]string{
 	node.BugUnknownAsUnavailable: "networkPartition",
 	node.BugStaleValidate:        "networkPartition",
 	node.BugPermitOvercount:      "semaphore",
+	node.BugDeadlockMiss:         "deadlockCycles",
 }

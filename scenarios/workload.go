@@ -85,6 +85,9 @@ type Workload struct {
 	// then again (see permitsOf). Every acquire of a resource names its
 	// N, in exclusive mode.
 	Permits [2]int `json:"permits,omitempty"`
+	// DeadlockRings, when set, replaces every client's loop with rings
+	// that build wait-for cycles and chains on purpose (rings.go).
+	DeadlockRings *DeadlockRings `json:"deadlock_rings,omitempty"`
 }
 
 // workload runs the clients of one scenario run. Every client is the real
@@ -98,6 +101,10 @@ type workload struct {
 	policy  api.Policy
 	clients []*client
 	rush    *restartRush
+	// seed is the workload seed; started is when run began (the rings'
+	// rounds count from it).
+	seed    uint64
+	started time.Time
 }
 
 type client struct {
@@ -143,7 +150,7 @@ func newWorkload(w Workload, c Target, rec *recorder, seed uint64) (*workload, e
 	if _, err := lock.ParsePolicy(w.Policy); err != nil {
 		return nil, err
 	}
-	wl := &workload{w: w, c: c, rec: rec, policy: policy, rush: newRestartRush(seed)}
+	wl := &workload{w: w, c: c, rec: rec, policy: policy, rush: newRestartRush(seed), seed: seed}
 	seeds := rand.New(rand.NewPCG(seed, 11))
 	for i := 0; i < w.Clients; i++ {
 		cl := &client{
@@ -237,6 +244,7 @@ func (wl *workload) pause(i int, d time.Duration) {
 func (wl *workload) run(ctx context.Context) {
 	wl.rush.open(ctx)
 	defer wl.rush.close()
+	wl.started = time.Now()
 	var wg sync.WaitGroup
 	for _, cl := range wl.clients {
 		wg.Add(1)
@@ -259,6 +267,10 @@ func between(rng *rand.Rand, r [2]int64) time.Duration {
 // loop is one client: acquire, hold (writing to the fenced store, renewing),
 // release, think — bounded by ctx.
 func (wl *workload) loop(ctx context.Context, cl *client) {
+	if wl.w.DeadlockRings != nil {
+		wl.ringLoop(ctx, cl)
+		return
+	}
 	for ctx.Err() == nil {
 		if d := cl.gate.left(); d > 0 {
 			_ = ctxtime.Sleep(ctx, d)

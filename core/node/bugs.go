@@ -49,6 +49,10 @@ const (
 	// BugPermitOvercount: a semaphore of N permits grants one holder more
 	// than N (lock.Bugs.PermitOvercount).
 	BugPermitOvercount Bug = "permit-overcount"
+	// BugDeadlockMiss: the state machine's in-group deadlock check never
+	// fires (lock.Bugs.DeadlockMiss), so a wait that closes a wait-for
+	// cycle is queued and the cycle stands until a wait elapses.
+	BugDeadlockMiss Bug = "deadlock-miss"
 )
 
 // ErrNoBugModes is why a build without the lockstep_bugs tag refuses a bug
