@@ -54,14 +54,20 @@ func conflicts(a, b Mode) bool { return a == Exclusive || b == Exclusive }
 // queue entry among r's first ahead that a request of mode m in r's queue
 // waits for (see above), client included: the caller leaves out its own.
 func (s *State) blockers(r *resource, ahead int, m Mode, fn func(slot uint32)) {
+	s.blockingLeases(r, ahead, m, func(slot uint32, _ LeaseID) { fn(slot) })
+}
+
+// blockingLeases is blockers with the lease id of each holder or queue
+// entry.
+func (s *State) blockingLeases(r *resource, ahead int, m Mode, fn func(slot uint32, id LeaseID)) {
 	for i := range r.holderCount() {
 		if h := r.holderAt(i); conflicts(h.mode(), m) {
-			fn(h.client())
+			fn(h.client(), h.id)
 		}
 	}
 	for _, w := range r.queue()[:ahead] {
 		if w.deadline > s.clock.now && (w.many != nil || conflicts(w.mode, m)) {
-			fn(w.client)
+			fn(w.client, w.id)
 		}
 	}
 }
@@ -164,4 +170,124 @@ func (s *State) revivedCycle(r *resource, w *waiter, cmd *Command) []string {
 	return s.cycleThrough(client, w.mode, m.resources, func(q *resource) int {
 		return q.findWaiter(ManyLeaseID(m.base, slices.Index(m.resources, q.name)))
 	})
+}
+
+// Cycles across groups (issue 31) are found outside the state machine,
+// from every group's edges (WaitEdges), and broken by an OpCancel with
+// Command.Deadlock naming one waiter of the cycle (breakCycle).
+
+// WaitEdge is one edge of a group's wait-for graph, by lease: the queued
+// request Waiter of Client waits for the holder or queued request Blocker
+// of BlockerClient. An edge by lease, once gone, does not come back (lease
+// ids are never reused; a request leaves a queue for good), so an edge
+// seen in two reads existed all the time between them.
+type WaitEdge struct {
+	// Resource is where a single request waits; for a multi request it is
+	// one of Resources, which lists all of them in request order (a cancel
+	// names those), and Waiter is the request's lease id.
+	Resource      string
+	Resources     []string
+	Waiter        LeaseID
+	Client        string
+	Blocker       LeaseID
+	BlockerClient string
+}
+
+// WaitEdges lists the group's wait-for edges between different clients,
+// in an order every replica shares. It visits the queues of the clients
+// that wait only.
+func (s *State) WaitEdges() []WaitEdge {
+	var out []WaitEdge
+	var names []string
+	for _, rs := range s.waitingOn {
+		for name := range rs {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	for _, name := range names {
+		r := s.resources.find(name)
+		if r == nil {
+			continue
+		}
+		for i, w := range r.queue() {
+			if w.deadline <= s.clock.now {
+				continue
+			}
+			e := WaitEdge{Resource: name, Waiter: w.id, Client: s.clients.name(w.client)}
+			if w.many != nil {
+				e.Resources, e.Waiter = w.many.resources, w.many.base
+			}
+			s.blockingLeases(r, i, w.mode, func(slot uint32, id LeaseID) {
+				if slot != w.client {
+					e.Blocker, e.BlockerClient = id, s.clients.name(slot)
+					out = append(out, e)
+				}
+			})
+		}
+	}
+	return out
+}
+
+// breakCycle is an OpCancel with Command.Deadlock: a detector found the
+// queued request LeaseID (on Resource, or a multi request on Resources)
+// in a wait-for cycle across groups. It removes the request, answering its
+// waiting callers Deadlock (its cancel events carry Event.Deadlock), only
+// if it still waits and, when ClientID is set, still waits for that client
+// (the next in the cycle): a cycle that broke meanwhile costs nobody a
+// wait. Result.Position is its place (furthest back) when it was removed;
+// zero when nothing was done.
+func (s *State) breakCycle(index uint64, cmd *Command) Result {
+	name := cmd.Resource
+	if len(cmd.Resources) > 0 {
+		name = cmd.Resources[0]
+	}
+	r := s.resources.find(name)
+	if r == nil {
+		return Result{}
+	}
+	i := r.findWaiter(cmd.LeaseID)
+	if i < 0 || (len(cmd.Resources) > 0) != (r.queue()[i].many != nil) {
+		return Result{}
+	}
+	w := &r.queue()[i]
+	if w.deadline <= s.clock.now {
+		return Result{}
+	}
+	if cmd.ClientID != "" && !s.stillWaitsFor(r, i, cmd.ClientID) {
+		return Result{}
+	}
+	pos := i + 1
+	if w.many != nil {
+		pos = s.position(w.many)
+	}
+	mark := len(s.events)
+	s.dropWaiter(index, r, i)
+	for k := mark; k < len(s.events); k++ {
+		if ev := &s.events[k]; ev.Kind == EventCancel && (ev.Lease.ID == cmd.LeaseID || ev.Many == cmd.LeaseID) {
+			ev.Deadlock = true
+		}
+	}
+	s.settle(index, r)
+	return Result{Position: pos}
+}
+
+// stillWaitsFor reports whether queue entry i of r (every part, for a
+// multi request) waits for client.
+func (s *State) stillWaitsFor(r *resource, i int, client string) bool {
+	slot, ok := s.clients.index[client]
+	if !ok {
+		return false
+	}
+	found := false
+	check := func(q *resource, j int) {
+		s.blockers(q, j, q.queue()[j].mode, func(b uint32) { found = found || b == slot })
+	}
+	if m := r.queue()[i].many; m != nil {
+		s.eachPart(m, check)
+	} else {
+		check(r, i)
+	}
+	return found
 }

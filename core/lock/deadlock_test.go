@@ -333,3 +333,47 @@ func TestDeadlockProperties(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitEdgesAndBreakCycle: goal — a group lists its wait-for edges by
+// lease, and a deadlock cancel removes the waiter it names (answering it
+// with a cancel event marked Deadlock) only while it still waits for the
+// client the detector saw it wait for; otherwise it changes nothing.
+// Method: one holder, one waiter; edges read back; cancels that must not
+// act, then one that must; a multi request's parts go together.
+func TestWaitEdgesAndBreakCycle(t *testing.T) {
+	s := mustNew(t, DefaultConfig())
+	applyAt(s, 1, 0, acqBy("x", 'a', 'A', X, 0))
+	applyAt(s, 2, 0, acqBy("x", 'b', 'B', X, 5000))
+	applyAt(s, 3, 0, withClient(many('m', X, 10_000, 5000, "x", "z"), "client-C"))
+	want := []WaitEdge{
+		{Resource: "x", Waiter: lid('b'), Client: "client-B", Blocker: lid('a'), BlockerClient: "client-A"},
+		{Resource: "x", Resources: []string{"x", "z"}, Waiter: lid('m'), Client: "client-C", Blocker: lid('a'), BlockerClient: "client-A"},
+		{Resource: "x", Resources: []string{"x", "z"}, Waiter: lid('m'), Client: "client-C", Blocker: lid('b'), BlockerClient: "client-B"},
+	}
+	if got := s.WaitEdges(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("edges\n got  %v\n want %v", got, want)
+	}
+	breakOne := func(i uint64, cmd Command) (Result, []Event) {
+		cmd.Op, cmd.Deadlock = OpCancel, true
+		res, evs := s.Apply(Entry{Index: i, Term: 1, Command: cmd})
+		return res, slices.Clone(evs)
+	}
+	if res, evs := breakOne(4, Command{Resource: "x", LeaseID: lid('b'), ClientID: "client-C"}); res.Position != 0 || len(evs) != 0 {
+		t.Fatalf("cancel of a waiter that does not wait for the named client: %+v %v", res, describeEvents(evs))
+	}
+	res, evs := breakOne(5, Command{Resource: "x", LeaseID: lid('b'), ClientID: "client-A"})
+	if res.Position != 1 || len(evs) != 1 || evs[0].Kind != EventCancel || !evs[0].Deadlock || evs[0].Lease.ID != lid('b') {
+		t.Fatalf("deadlock cancel: %+v %v", res, evs)
+	}
+	if res, _ := breakOne(6, Command{Resource: "x", LeaseID: lid('b')}); res.Position != 0 {
+		t.Fatalf("second cancel of the same waiter: %+v", res)
+	}
+	res, evs = breakOne(7, Command{Resources: []string{"x", "z"}, LeaseID: lid('m'), ClientID: "client-A"})
+	if res.Position != 1 || len(evs) != 3 || !evs[0].Deadlock || !evs[1].Deadlock || evs[2].Kind != EventFreed {
+		t.Fatalf("deadlock cancel of a multi request: %+v %v", res, evs)
+	}
+	if got := s.WaitEdges(); len(got) != 0 {
+		t.Fatalf("edges left: %v", got)
+	}
+	checkCounters(t, s, "after the cancels")
+}

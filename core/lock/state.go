@@ -415,6 +415,9 @@ func (s *State) renew(index uint64, cmd *Command) Result {
 }
 
 func (s *State) cancel(index uint64, cmd *Command) Result {
+	if cmd.Deadlock {
+		return s.breakCycle(index, cmd)
+	}
 	if len(cmd.Resources) > 0 {
 		return s.cancelMany(index, cmd)
 	}

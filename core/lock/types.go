@@ -371,4 +371,8 @@ type Event struct {
 	// Permits, on a grant, is the N of the semaphore granted a permit; 0
 	// for a plain lock.
 	Permits uint32
+	// Deadlock, on a cancel event, says the request was removed to break
+	// a wait-for cycle across groups (Command.Deadlock): its callers are
+	// answered Deadlock.
+	Deadlock bool
 }

@@ -74,6 +74,10 @@ type Options struct {
 	// SpreadInterval is how often the member checks it leads no more than
 	// its share of shards (default 2 s; negative never moves leaders).
 	SpreadInterval time.Duration
+	// DeadlockInterval is how often the metadata group's leader gathers
+	// every lock shard's wait-for edges and breaks the cycles across
+	// shards (default 500 ms; negative never).
+	DeadlockInterval time.Duration
 	// GRPCAddr, when set, also serves the API over gRPC there
 	// (proto/lockstep/v1, core/grpcapi).
 	GRPCAddr string
@@ -135,6 +139,9 @@ func Start(opts Options) (_ *Member, err error) {
 	}
 	if opts.SpreadInterval == 0 {
 		opts.SpreadInterval = 2 * time.Second
+	}
+	if opts.DeadlockInterval == 0 {
+		opts.DeadlockInterval = 500 * time.Millisecond
 	}
 	// Refused here, before anything opens.
 	if err := opts.Validate(); err != nil {
@@ -242,6 +249,7 @@ func Start(opts Options) (_ *Member, err error) {
 		ID: opts.ID, Peers: opts.Peers, APIAddr: cmp.Or(opts.AdvertiseHTTP, ln.Addr().String()), Shards: opts.Shards, Bootstrap: opts.Bootstrap,
 		Env: env, Forward: members.forward, Node: tmpl, OnShards: func(n int) error { return keepShards(opts.DataDir, n) },
 		SpreadInterval: max(opts.SpreadInterval, 0), Logger: opts.Logger, Tune: opts.TuneShard,
+		DeadlockInterval: max(opts.DeadlockInterval, 0),
 	})
 	if err != nil {
 		return nil, err

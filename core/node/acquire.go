@@ -31,6 +31,9 @@ func (n *Node) Acquire(ctx context.Context, cmd lock.Command) (lock.Result, erro
 			if ev.Kind == lock.EventGrant {
 				return lock.Result{Granted: true, Lease: ev.Lease, LogTime: ev.LogTime}, nil
 			}
+			if ev.Deadlock {
+				return lock.Result{Code: lock.Deadlock, LogTime: ev.LogTime}, &DeadlockError{}
+			}
 			// The state machine dropped the waiter: its deadline passed first,
 			// or its node (for a retry that joined: the other attempt's) is gone.
 			return lock.Result{Position: position, LogTime: ev.LogTime}, nil
@@ -59,6 +62,9 @@ func (n *Node) AcquireMany(ctx context.Context, cmd lock.Command) (lock.Result, 
 		ended: func(evs []lock.Event, id lock.LeaseID, position int) (lock.Result, error) {
 			if evs[0].Kind == lock.EventGrant {
 				return manyGranted(cmd.Resources, id, evs)
+			}
+			if evs[0].Deadlock {
+				return lock.Result{Code: lock.Deadlock, LogTime: evs[0].LogTime}, &DeadlockError{}
 			}
 			// Dropped from every queue by the state machine (deadline, hello,
 			// suspects), in one entry.

@@ -45,12 +45,17 @@ var (
 // DeadlockError answers an acquire with a wait that would have closed a
 // wait-for cycle: it was refused, nothing queued. Cycle is the cycle by
 // client id, the requester first, each waiting for the next, the last for
-// the requester. Definite.
+// the requester. Definite. An acquire whose queued request was removed to
+// break a cycle across shards (lock.Event.Deadlock) gets one without a
+// cycle: the log entry that removed it names only the request.
 type DeadlockError struct {
 	Cycle []string
 }
 
 func (e *DeadlockError) Error() string {
+	if len(e.Cycle) == 0 {
+		return fmt.Sprintf("%v: the request was removed from its queue to break a wait-for cycle across shards", ErrDeadlock)
+	}
 	return fmt.Sprintf("%v: waiting would close the wait-for cycle %s", ErrDeadlock, strings.Join(append(slices.Clone(e.Cycle), e.Cycle[:min(1, len(e.Cycle))]...), " -> "))
 }
 

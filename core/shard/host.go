@@ -62,6 +62,9 @@ type Config struct {
 	// than its share of the lock shards; zero never moves leaders.
 	SpreadInterval time.Duration
 	Logger         *slog.Logger
+	// DeadlockInterval is how often the metadata group's leader looks for
+	// wait-for cycles across the lock shards (deadlock.go); zero never.
+	DeadlockInterval time.Duration
 }
 
 // ErrNotReady means this member does not know the shard map yet.
@@ -159,6 +162,13 @@ func (h *Host) run() {
 			h.cfg.Logger.Error("lock shards did not start", "node", h.cfg.ID, "err", err)
 			return
 		}
+	}
+	if h.meta != nil && h.cfg.DeadlockInterval > 0 {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.detectDeadlocks()
+		}()
 	}
 	if h.cfg.SpreadInterval > 0 {
 		h.spread()
