@@ -93,6 +93,12 @@ type Options struct {
 	// half of the check out (its other half, no false deadlock answer,
 	// always runs).
 	DeadlockBound time.Duration
+	// CrossDeadlockBound, when set, judges the cross-shard deadlock
+	// detector on the union of the groups' wait-for graphs: how long
+	// (virtual time) a client may stand on a cycle with no fault active,
+	// and how long before a detector's cancel its client must have stood
+	// on one.
+	CrossDeadlockBound time.Duration
 }
 
 // Violation is one broken property.

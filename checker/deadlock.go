@@ -1,9 +1,11 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lockstep/lockstep/models"
 )
@@ -202,7 +204,14 @@ func checkDeadlock(h *History, trace []TraceEvent, opts Options, f *findings) in
 	attempts := make(map[key][]*refusal)
 	var refusals []*refusal
 	touched := make(map[key]map[string]bool) // lease ids an entry's events name
+	brokenLeases := make(map[string]bool)    // requests a detector's cancel removed
 	for _, ev := range trace {
+		if ev.Kind == KindCancel && ev.Deadlock {
+			brokenLeases[ev.LeaseID] = true
+			if ev.Many != "" {
+				brokenLeases[ev.Many] = true
+			}
+		}
 		k := key{ev.Group, ev.Index, ev.Slot}
 		if touched[k] == nil {
 			touched[k] = make(map[string]bool)
@@ -216,6 +225,13 @@ func checkDeadlock(h *History, trace []TraceEvent, opts Options, f *findings) in
 		}
 		r := &refusal{op: op}
 		refusals = append(refusals, r)
+		if len(out.Cycle) == 0 {
+			// The cross-shard detector removed the request (its answer
+			// names no cycle): a cancel marked Deadlock must have, and
+			// checkCrossDeadlock judges that cancel.
+			r.judged = judgeRemoved(h, op, brokenLeases, f)
+			continue
+		}
 		if len(out.Cycle) < 2 || out.Cycle[0] != in.ClientID || slices.Contains(out.Cycle[1:], in.ClientID) {
 			f.add(Violation{Check: CheckDeadlock, Resource: in.Resource, At: op.Return,
 				Message: fmt.Sprintf("%s's acquire of %q answered deadlock with cycle %v, which does not start with it (once)", in.ClientID, in.Resource, out.Cycle)})
@@ -294,6 +310,9 @@ func checkDeadlock(h *History, trace []TraceEvent, opts Options, f *findings) in
 	for group, s := range stands {
 		judgeEnd(group, s, groups[group].now, true)
 	}
+	if opts.CrossDeadlockBound > 0 {
+		checkCrossDeadlock(h, trace, opts.CrossDeadlockBound, f)
+	}
 	judged := 0
 	for _, r := range refusals {
 		in := r.op.Input
@@ -310,4 +329,148 @@ func checkDeadlock(h *History, trace []TraceEvent, opts Options, f *findings) in
 		// multi request, or commands not recorded): nothing to judge.
 	}
 	return judged
+}
+
+// checkCrossDeadlock judges the cross-shard detector on the union of every
+// group's wait-for graph, the groups' entries merged in the order their
+// first replica applied them (virtual time, Entry.At):
+//
+//   - a request the detector removed (a cancel event marked Deadlock) was
+//     of a client that stood on a cycle of the union graph at most a third
+//     of the bound before the cancel (the detector cancels once it has
+//     confirmed a cycle, and the cancel checks the edge again);
+//   - no client stands on a cycle of the union graph longer than the bound,
+//     unless a fault was active (or had ended less than the bound before)
+//     during that time: the detector reads every group, so a fault may
+//     hold it up.
+func checkCrossDeadlock(h *History, trace []TraceEvent, bound time.Duration, f *findings) {
+	type gi struct {
+		group int
+		index uint64
+	}
+	at := make(map[gi]int64, len(h.Entries))
+	logTime := make(map[gi]int64, len(h.Entries))
+	for _, e := range h.Entries {
+		at[gi{e.Group, e.Index}] = e.At
+		logTime[gi{e.Group, e.Index}] = e.LogTime
+	}
+	entries := committedEntries(h, trace)
+	slices.SortStableFunc(entries, func(a, b committedEntry) int {
+		return cmp.Compare(at[gi{a.group, a.index}], at[gi{b.group, b.index}])
+	})
+	faulted := func(from, to int64) bool {
+		for _, ft := range h.Faults {
+			if ft.Start <= to && from <= ft.End+int64(bound) {
+				return true
+			}
+		}
+		return false
+	}
+	groups := make(map[int]*dlGroup)
+	since := make(map[string]int64)  // client -> on a cycle since
+	lastOn := make(map[string]int64) // client -> last seen on a cycle
+	// on: the clients on a cycle as of the last entry that changed a queue.
+	var on map[string]bool
+	for _, e := range entries {
+		now := at[gi{e.group, e.index}]
+		g := groups[e.group]
+		if g == nil {
+			g = &dlGroup{res: make(map[string]*dlResource)}
+			groups[e.group] = g
+		}
+		if t, ok := logTime[gi{e.group, e.index}]; ok {
+			g.now = max(g.now, t)
+		}
+		for _, ev := range e.events {
+			if ev.Kind == KindCancel && ev.Deadlock {
+				// On a cycle still (no event since it was seen on one), or
+				// until shortly before.
+				if t, ok := lastOn[ev.Client]; !on[ev.Client] && (!ok || now-t > int64(bound)/3) {
+					f.add(Violation{Check: CheckDeadlock, Resource: ev.Resource, LeaseIDs: []string{ev.LeaseID}, Index: ev.Index, At: now,
+						Message: fmt.Sprintf("group %d index %d removed %s's queued request %s on %q to break a deadlock, but %s stood on no wait-for cycle across groups in the %s before",
+							e.group, ev.Index, ev.Client, ev.LeaseID, ev.Resource, ev.Client, bound/3)})
+				}
+			}
+			g.apply(ev)
+		}
+		if len(e.events) == 0 {
+			continue
+		}
+		union := make(map[string]map[string]bool)
+		for _, gr := range groups {
+			for from, tos := range gr.graph() {
+				if union[from] == nil {
+					union[from] = make(map[string]bool)
+				}
+				for to := range tos {
+					union[from][to] = true
+				}
+			}
+		}
+		on = onCycles(union)
+		for c := range on {
+			lastOn[c] = now
+			if _, ok := since[c]; !ok {
+				since[c] = now
+			}
+		}
+		for _, c := range sortedKeys(since) {
+			if on[c] {
+				continue
+			}
+			if from := since[c]; now-from > int64(bound) && !faulted(from, now) {
+				f.add(Violation{Check: CheckDeadlock, At: from,
+					Message: fmt.Sprintf("%s stood on a wait-for cycle across groups from %s to %s (%s > bound %s) with no fault active: the detector did not break it",
+						c, fmtNs(from), fmtNs(now), fmtNs(now-from), bound)})
+			}
+			delete(since, c)
+		}
+	}
+}
+
+// onCycles lists the clients that stand on a cycle of graph.
+func onCycles(graph map[string]map[string]bool) map[string]bool {
+	on := make(map[string]bool)
+	for start := range graph {
+		seen := map[string]bool{}
+		stack := []string{start}
+		for len(stack) > 0 && !on[start] {
+			u := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for v := range graph[u] {
+				if v == start {
+					on[start] = true
+					break
+				}
+				if !seen[v] {
+					seen[v] = true
+					stack = append(stack, v)
+				}
+			}
+		}
+	}
+	return on
+}
+
+// judgeRemoved requires of a deadlock answer without a cycle that a
+// detector's cancel removed a queued request of its (client, request id);
+// it reports whether it could judge (the commands name the request).
+func judgeRemoved(h *History, op Op, broken map[string]bool, f *findings) bool {
+	in := op.Input
+	named := false
+	for _, c := range h.Commands {
+		if c.Op != CommandAcquire || c.Client != in.ClientID || in.RequestID == "" || c.RequestID != in.RequestID {
+			continue
+		}
+		named = true
+		if broken[c.LeaseID] {
+			return true
+		}
+	}
+	if named {
+		f.add(Violation{Check: CheckDeadlock, Resource: in.Resource, At: op.Return,
+			Message: fmt.Sprintf("%s's acquire of %q (request %s) answered deadlock without a cycle, but no detector's cancel removed its request",
+				in.ClientID, in.Resource, in.RequestID)})
+	}
+	return named
 }

@@ -132,6 +132,9 @@ type TraceEvent struct {
 	// Permits, on a grant, is the N of the semaphore granted a permit
 	// (lock.Event.Permits); 0 for a plain lock.
 	Permits int `json:"permits,omitempty"`
+	// Deadlock, on a cancel, says the cross-shard deadlock detector
+	// removed the request to break a cycle (lock.Event.Deadlock).
+	Deadlock bool `json:"deadlock,omitempty"`
 }
 
 // Fault is one injected fault window.

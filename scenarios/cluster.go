@@ -52,6 +52,9 @@ type Cluster struct {
 	// stopped nodes did (the run reports them: snapshots must be exercised).
 	snap                Snapshots
 	snapshots, restores atomic.Uint64
+	// deadlockInterval runs the cross-shard deadlock detector of sharded
+	// members that often (0: off).
+	deadlockInterval time.Duration
 	// gw is the running gateway host (gatewayhost.go), if the scenario has
 	// one; gwHome is the member whose side of a partition it is on.
 	gw     *simGateway
@@ -101,11 +104,14 @@ type clusterOptions struct {
 	gateway bool
 	// exactClocks is Scenario.ExactClocks.
 	exactClocks bool
+	// deadlockInterval is Scenario.DeadlockIntervalMs.
+	deadlockInterval time.Duration
 }
 
 func newCluster(net *sim.Network, rec *recorder, opts clusterOptions) (*Cluster, error) {
 	c := &Cluster{run: fmt.Sprintf("run%d", runCounter.Add(1)), net: net, rec: rec, bug: opts.bug,
-		byID: make(map[string]*member), snap: opts.snap.withDefaults(), leaderOf: opts.leaderOf}
+		byID: make(map[string]*member), snap: opts.snap.withDefaults(), leaderOf: opts.leaderOf,
+		deadlockInterval: opts.deadlockInterval}
 	seeds := rand.New(rand.NewPCG(opts.seed, 7))
 	memberships := opts.groups
 	if opts.groups > 1 {

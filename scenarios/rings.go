@@ -59,12 +59,29 @@ func (wl *workload) ringLoop(ctx context.Context, cl *client) {
 		if slot >= rr.size {
 			continue
 		}
-		name := func(i int) string { return fmt.Sprintf("ring%d-%d-%d", ring+1, r, i) }
+		name := func(i int) string { return wl.ringResource(ring, r, i) }
 		next := name((slot + 1) % rr.size)
 		if rr.open && slot == rr.size-1 {
 			next = name(ringSlots) // nobody takes it: the chain ends here
 		}
 		wl.ringTurn(ctx, cl, name(slot), next)
+	}
+}
+
+// ringResource names member i's resource of ring's round r. With several
+// groups the members' resources alternate between them, so most cycles
+// run through several groups (none can see them whole: the cross-shard
+// detector must break them).
+func (wl *workload) ringResource(ring, r, i int) string {
+	name := fmt.Sprintf("ring%d-%d-%d", ring+1, r, i)
+	groups := wl.c.GroupCount()
+	if groups < 2 {
+		return name
+	}
+	for k := 0; ; k++ {
+		if n := fmt.Sprintf("%s-%d", name, k); wl.c.GroupOf(n) == i%groups {
+			return n
+		}
 	}
 }
 

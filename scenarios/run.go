@@ -101,7 +101,8 @@ func Run(ctx context.Context, s Scenario, opts RunOptions) (*Outcome, error) {
 	})
 	defer net.Close()
 	c, err := newCluster(net, rec, clusterOptions{groups: s.Groups, nodes: s.Nodes, seed: clusterSeed, bug: opts.Bug, snap: s.Snapshots,
-		leaderOf: s.leaderGroup(), gateway: s.Gateway, exactClocks: s.ExactClocks})
+		leaderOf: s.leaderGroup(), gateway: s.Gateway, exactClocks: s.ExactClocks,
+		deadlockInterval: time.Duration(s.DeadlockIntervalMs) * time.Millisecond})
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ type Scenario struct {
 	// on a millisecond grid, so entries land exactly on lease expiries and
 	// the boundary is judged: a lease is expired at its expiry instant.
 	ExactClocks bool `json:"exact_clocks,omitempty"`
+	// DeadlockIntervalMs runs the cross-shard deadlock detector of
+	// sharded members (core/shard deadlock.go) that often; 0 leaves it off.
+	DeadlockIntervalMs int64 `json:"deadlock_interval_ms,omitempty"`
 }
 
 // leaderGroup is the group number LeaderOf names on sharded members.
@@ -123,6 +126,9 @@ type Checks struct {
 	// DeadlockBoundMs: how long (log time) a wait-for cycle inside one
 	// group may stand (checker.CheckDeadlock); 0 leaves it unjudged.
 	DeadlockBoundMs int64 `json:"deadlock_bound_ms,omitempty"`
+	// CrossDeadlockBoundMs: checker.Options.CrossDeadlockBound (virtual
+	// time); 0 leaves the cross-shard detector unjudged.
+	CrossDeadlockBoundMs int64 `json:"cross_deadlock_bound_ms,omitempty"`
 }
 
 // Expect is the verdict a correct server must produce. Most scenarios
@@ -140,7 +146,7 @@ func (s Scenario) options() checker.Options {
 		StrictFIFO: s.Checks.StrictFIFO, AllowHerd: s.Checks.AllowHerd,
 		RecoveryBound: ms(s.Checks.RecoveryBoundMs), GrantBound: ms(s.Checks.GrantBoundMs),
 		ElectionBound: ms(s.Checks.ElectionBoundMs), ExpiryBound: ms(s.Checks.ExpiryBoundMs),
-		DeadlockBound: ms(s.Checks.DeadlockBoundMs),
+		DeadlockBound: ms(s.Checks.DeadlockBoundMs), CrossDeadlockBound: ms(s.Checks.CrossDeadlockBoundMs),
 		// Groups > 1 are sharded members placing by core/placement.
 		Shards: s.Groups,
 	}
@@ -245,4 +251,5 @@ var BugScenarios = map[node.Bug]string{
 	node.BugStaleValidate:        "networkPartition",
 	node.BugPermitOvercount:      "semaphore",
 	node.BugDeadlockMiss:         "deadlockCycles",
+	node.BugDeadlockMissCross:    "deadlockCyclesSharded",
 }

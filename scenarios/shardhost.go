@@ -56,7 +56,7 @@ func (c *Cluster) startHost(m *member, bootstrap bool) error {
 	h, err := shard.Start(shard.Config{
 		ID: m.id, Peers: m.peers, APIAddr: net.JoinHostPort(m.id, apiPort), Shards: c.shards,
 		Bootstrap: bootstrap, Env: env, Forward: forward.New(ml, nil), Node: c.nodeTemplate(m), Tune: c.hooks(m),
-		SpreadInterval: spreadInterval,
+		SpreadInterval: spreadInterval, DeadlockInterval: c.deadlockInterval,
 	})
 	if err != nil {
 		for _, tr := range transports {

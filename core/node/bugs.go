@@ -53,6 +53,10 @@ const (
 	// fires (lock.Bugs.DeadlockMiss), so a wait that closes a wait-for
 	// cycle is queued and the cycle stands until a wait elapses.
 	BugDeadlockMiss Bug = "deadlock-miss"
+	// BugDeadlockMissCross: the cross-shard deadlock detector finds
+	// cycles but never breaks them (core/shard), so a cycle through
+	// several shards stands until a wait elapses.
+	BugDeadlockMissCross Bug = "deadlock-miss-cross"
 )
 
 // ErrNoBugModes is why a build without the lockstep_bugs tag refuses a bug

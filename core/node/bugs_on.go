@@ -15,7 +15,7 @@ import (
 // Bugs lists every bug mode this build can switch on.
 var Bugs = []Bug{BugFollowerGrant, BugLocalRenew, BugWallClockExpiry, BugTokenInMemory, BugQueueInMemory,
 	BugForgetSettled, BugOrphanWaiters, BugReleaseOnGiveUp, BugUnknownAsUnavailable, BugStaleValidate,
-	BugPermitOvercount, BugDeadlockMiss}
+	BugPermitOvercount, BugDeadlockMiss, BugDeadlockMissCross}
 
 // bug reports whether bug mode b is on.
 func (n *Node) bug(b Bug) bool { return n.cfg.Hooks != nil && n.cfg.Hooks.Bug == b }
