@@ -171,6 +171,7 @@ type memberArgs struct {
 	id, raftAddr, httpAddr, dataDir, peers string
 	shards                                 int
 	spread                                 time.Duration
+	deadlockInterval                       time.Duration
 	advertiseHTTP                          string
 	bootstrap                              bool
 	settings                               memberSettings
@@ -192,6 +193,7 @@ func memberFlags(a *memberArgs) *flag.FlagSet {
 	fs.IntVar(&a.shards, "shards", 0, "lock shards (Raft groups) to bootstrap the cluster with; kept in the metadata group, so a restart needs no flag (default 1)")
 	fs.StringVar(&a.advertiseHTTP, "advertise-http", "", "HTTP API address to publish to the other members and routers, when they reach this member elsewhere than --http-addr (a proxy, NAT); default: the bound address")
 	fs.DurationVar(&a.spread, "spread-interval", 0, "how often a member checks it leads no more than its share of the lock shards, handing the rest over (0: 2s; negative: never)")
+	fs.DurationVar(&a.deadlockInterval, "deadlock-interval", 0, "how often the metadata group's leader looks for wait-for cycles across lock shards and breaks each by cancelling its youngest waiter (0: 500ms; negative: never)")
 	fs.BoolVar(&a.bootstrap, "bootstrap", false, "form the cluster from --peers if this member has no state (harmless on restart)")
 	a.settings.register(fs)
 	a.raft.register(fs)
@@ -251,7 +253,7 @@ func parseMember(args []string) (lockd.Options, error) {
 	opts := lockd.Options{
 		ID: a.id, RaftAddr: a.raftAddr, HTTPAddr: a.httpAddr, DataDir: a.dataDir, Peers: ps, Shards: a.shards,
 		Bootstrap: a.bootstrap, GRPCAddr: a.grpc.addr, SpreadInterval: a.spread, AdvertiseHTTP: a.advertiseHTTP,
-		HealthAddr: a.health.addr, PprofAddr: a.pprof.addr,
+		HealthAddr: a.health.addr, PprofAddr: a.pprof.addr, DeadlockInterval: a.deadlockInterval,
 	}
 	a.settings.apply(&opts)
 	commitPath := opts.Tune

@@ -95,11 +95,12 @@ func TestDevTakesTheLimitFlags(t *testing.T) {
 // parse a member command line with both and read the lockd.Options.
 func TestPlacementFlagsReachTheOptions(t *testing.T) {
 	opts, err := parseMember([]string{"--id", "n1", "--raft-addr", "127.0.0.1:7170", "--data-dir", "d",
-		"--peers", "n1=127.0.0.1:7170", "--advertise-http", "127.0.0.1:9070", "--spread-interval", "500ms", "--insecure"})
+		"--peers", "n1=127.0.0.1:7170", "--advertise-http", "127.0.0.1:9070", "--spread-interval", "500ms", "--insecure",
+		"--deadlock-interval", "250ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.AdvertiseHTTP != "127.0.0.1:9070" || opts.SpreadInterval != 500*time.Millisecond {
-		t.Fatalf("advertise %q, spread %s", opts.AdvertiseHTTP, opts.SpreadInterval)
+	if opts.AdvertiseHTTP != "127.0.0.1:9070" || opts.SpreadInterval != 500*time.Millisecond || opts.DeadlockInterval != 250*time.Millisecond {
+		t.Fatalf("advertise %q, spread %s, deadlock interval %s", opts.AdvertiseHTTP, opts.SpreadInterval, opts.DeadlockInterval)
 	}
 }
