@@ -299,6 +299,7 @@ func TestDeadlockProperties(t *testing.T) {
 					issued = append(issued, req{r, ManyLeaseID(id, j)})
 				}
 			}
+			checkWaitIndex(t, s, fmt.Sprintf("entry %d", i))
 			g := waitGraph(s)
 			if c := graphCycle(g); c != nil {
 				t.Fatalf("entry %d (%v by %s): the wait-for graph holds cycle %v", i, cmd.Op, cmd.ClientID, c)
@@ -376,4 +377,38 @@ func TestWaitEdgesAndBreakCycle(t *testing.T) {
 		t.Fatalf("edges left: %v", got)
 	}
 	checkCounters(t, s, "after the cancels")
+}
+
+// checkWaitIndex requires the deadlock search's index of queue entries by
+// client to be what the queues hold, here and after a snapshot round trip.
+func checkWaitIndex(t fataler, s *State, after string) {
+	t.Helper()
+	for _, st := range []*State{s, restored(t, s)} {
+		want := make(waitIndex)
+		for r := range st.resources.all() {
+			for _, w := range r.queue() {
+				want.add(w.client, r.name, 1)
+			}
+		}
+		got := make(map[string]map[string]int)
+		for slot, rs := range st.waitingOn {
+			got[st.clients.name(slot)] = rs
+		}
+		wantByName := make(map[string]map[string]int)
+		for slot, rs := range want {
+			wantByName[st.clients.name(slot)] = rs
+		}
+		if fmt.Sprint(got) != fmt.Sprint(wantByName) {
+			t.Fatalf("%s: wait index %v, queues hold %v", after, got, wantByName)
+		}
+	}
+}
+
+func restored(t fataler, s *State) *State {
+	t.Helper()
+	fresh := mustNew(t, s.Config())
+	if err := fresh.Restore(s.Snapshot()); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	return fresh
 }
