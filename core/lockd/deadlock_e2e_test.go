@@ -2,6 +2,7 @@ package lockd_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,8 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+
 	"github.com/lockstep/lockstep/core/api"
+	"github.com/lockstep/lockstep/core/grpcapi"
 	"github.com/lockstep/lockstep/core/lockd"
+	lockstepv1 "github.com/lockstep/lockstep/proto/lockstep/v1"
 )
 
 // TestDeadlockRefusedAtOnce: goal — on a real three-member cluster, an
@@ -78,5 +84,40 @@ func TestDeadlockRefusedAtOnce(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("A's wait for y did not end after B released y")
+	}
+}
+
+// TestGRPCDeadlock: goal — over gRPC, a wait closing a cycle inside one
+// shard ends the call with ABORTED whose ErrorInfo carries reason deadlock
+// and the cycle, as HTTP's 409 does. Method: three members, three shards,
+// resources sharing a hash tag (one shard); A holds x and waits for y, B
+// holds y and asks for x.
+func TestGRPCDeadlock(t *testing.T) {
+	c := startGRPCCluster(t)
+	ctx := context.Background()
+	x, y := "{dl}x", "{dl}y"
+	if _, err := c.clients[0].Acquire(ctx, &lockstepv1.AcquireRequest{Resource: x, ClientId: "A", TtlMs: 60_000}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := c.clients[1].Acquire(ctx, &lockstepv1.AcquireRequest{Resource: y, ClientId: "B", TtlMs: 60_000})
+	if err != nil || !held.GetGranted() {
+		t.Fatalf("B takes y: %v %v", held, err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		_, err := c.clients[2].Acquire(ctx, &lockstepv1.AcquireRequest{Resource: y, ClientId: "A", TtlMs: 60_000, WaitMs: 20_000})
+		waited <- err
+	}()
+	waitFor(t, func() bool { _, q := grpcStatus(t, c.clients[0], y); return len(q) == 1 })
+	_, err = c.clients[1].Acquire(ctx, &lockstepv1.AcquireRequest{Resource: x, ClientId: "B", TtlMs: 60_000, WaitMs: 5_000})
+	got := grpcapi.APIError(err)
+	if grpcstatus.Code(err) != codes.Aborted || got.Code != api.CodeDeadlock || !slices.Equal(got.Cycle, []string{"B", "A"}) {
+		t.Fatalf("B's wait for x: %v (%+v), want ABORTED deadlock with cycle [B A]", err, got)
+	}
+	if _, err := c.clients[1].Release(ctx, &lockstepv1.ReleaseRequest{Resource: y, LeaseId: held.GetLeaseId()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatalf("A's wait for y after B released it: %v", err)
 	}
 }
