@@ -36,6 +36,9 @@ type dlEntry struct {
 
 type dlResource struct {
 	holders, queue []dlEntry
+	// semaphore: a grant named more than one permit (TraceEvent.Permits);
+	// a wait there is for any permit, so it gives no edges.
+	semaphore bool
 }
 
 // dlGroup is one group's holders and queues, rebuilt event by event.
@@ -74,16 +77,23 @@ func (g *dlGroup) apply(ev TraceEvent) {
 	case KindGrant:
 		r.queue = dropLease(r.queue, ev.LeaseID)
 		r.holders = append(r.holders, dlEntry{lease: ev.LeaseID, client: ev.Client, exclusive: isExclusive(ev.Mode)})
+		r.semaphore = ev.Permits > 1
 	case KindRelease, KindExpire:
 		r.holders = dropLease(r.holders, ev.LeaseID)
 	case KindCancel:
 		r.queue = dropLease(r.queue, ev.LeaseID)
+	}
+	if len(r.holders) == 0 && len(r.queue) == 0 {
+		delete(g.res, ev.Resource) // forgotten, as the state machine forgets it (and its N)
 	}
 }
 
 // blockers calls fn with the client of every holder of r and live entry
 // among its first ahead that a request (exclusive or not) there waits for.
 func (g *dlGroup) blockers(r *dlResource, ahead int, exclusive bool, fn func(client string)) {
+	if r.semaphore {
+		return
+	}
 	for _, h := range r.holders {
 		if h.exclusive || exclusive {
 			fn(h.client)

@@ -59,7 +59,16 @@ func (s *State) blockers(r *resource, ahead int, m Mode, fn func(slot uint32)) {
 
 // blockingLeases is blockers with the lease id of each holder or queue
 // entry.
+//
+// A queued request on a semaphore (semaphore.go) waits for any one permit
+// to free, not for every holder: a cycle through one of its holders is no
+// deadlock while another holder may leave. Such waits give no edges, so
+// the detection never counts them (a deadlock through a semaphore is not
+// detected; its waits end when they elapse).
 func (s *State) blockingLeases(r *resource, ahead int, m Mode, fn func(slot uint32, id LeaseID)) {
+	if r.semaphore() {
+		return
+	}
 	for i := range r.holderCount() {
 		if h := r.holderAt(i); conflicts(h.mode(), m) {
 			fn(h.client(), h.id)

@@ -122,6 +122,15 @@ func TestDeadlockInGroup(t *testing.T) {
 			{1, acqBy("y", 'c', 'A', X, 5000), "queued c pos=1"},
 			{2, withClient(many('m', X, 10_000, 5000, "z", "x"), "client-B"), "deadlock [client-B client-A]"},
 		}, resource: "z", after: "holders=[] queue=[]"},
+		{name: "a wait on a semaphore waits for any permit: no edge", steps: []st{
+			// C waits for a permit of s, held by A and B; A's wait for
+			// C's y closes no cycle: B may let its permit go.
+			{0, sem(acqBy("s", 'a', 'A', X, 0), 2), "granted a#1@10000"},
+			{0, sem(acqBy("s", 'b', 'B', X, 0), 2), "granted b#2@10000"},
+			{0, acqBy("y", 'c', 'C', X, 0), "granted c#3@10000"},
+			{1, sem(acqBy("s", 'd', 'C', X, 5000), 2), "queued d pos=1"},
+			{2, acqBy("y", 'e', 'A', X, 5000), "queued e pos=1"},
+		}},
 		{name: "a retry reviving an elapsed wait is judged anew", steps: []st{
 			{0, acqBy("x", 'a', 'A', X, 0), "granted a#1@10000"},
 			{0, acqBy("y", 'b', 'B', X, 0), "granted b#2@10000"},
@@ -174,6 +183,9 @@ func waitGraph(s *State) map[string]map[string]bool {
 	}
 	now := s.clock.now
 	for r := range s.resources.all() {
+		if r.permits > 1 {
+			continue // waits for any permit: no edges
+		}
 		q := r.queue()
 		for i, w := range q {
 			if w.deadline <= now {

@@ -12,6 +12,9 @@ import (
 // refBlockers lists the clients a request of mode m standing behind the
 // first ahead entries of r's queue waits for.
 func (m *refModel) refBlockers(r *refResource, ahead int, mode Mode) []string {
+	if r.permits > 1 {
+		return nil // a semaphore's waiter waits for any permit: no edges
+	}
 	var out []string
 	for _, h := range r.holders {
 		if h.Mode == Exclusive || mode == Exclusive {
