@@ -2,6 +2,8 @@
 
 package lock
 
+import "time"
+
 // bugsBuilt says this build compiles the bug modes in.
 const bugsBuilt = true
 
@@ -43,3 +45,37 @@ func (s *State) forgetsSettled() bool { return s.cfg.Bugs.ForgetSettled }
 
 // missesDeadlocks is Bugs.DeadlockMiss.
 func (s *State) missesDeadlocks() bool { return s.cfg.Bugs.DeadlockMiss }
+
+// rememberRegranted is Bugs.GraceReviveRegranted's memory: a lease with a
+// grace window that is about to be dropped at expiry is kept aside, so a
+// late renew can "revive" it.
+func (s *State) rememberRegranted(h *holder) {
+	if !s.cfg.Bugs.GraceReviveRegranted {
+		return
+	}
+	if _, ok := s.grace[h.id]; !ok {
+		return
+	}
+	if s.regranted == nil {
+		s.regranted = make(map[LeaseID]Lease)
+	}
+	s.regranted[h.id] = s.leaseOf(h)
+}
+
+// reviveRegranted is Bugs.GraceReviveRegranted: the renew of a lease whose
+// window ended is answered as a revive (same token, a fresh expiry),
+// whoever holds the resource now. The mistake is checking that the lease
+// had a window rather than that it is still in it.
+func (s *State) reviveRegranted(index uint64, cmd *Command) (Result, bool) {
+	l, ok := s.regranted[cmd.LeaseID]
+	if !ok {
+		return Result{}, false
+	}
+	if cmd.TTLMs != 0 {
+		l.TTLMs = cmd.TTLMs
+	}
+	l.ExpiresAt, l.GraceUntil = s.clock.now+l.TTLMs*int64(time.Millisecond), 0
+	s.regranted[cmd.LeaseID] = l
+	s.emit(index, EventRevive, cmd.Resource, l, false)
+	return Result{Lease: l}, true
+}

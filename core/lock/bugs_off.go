@@ -14,3 +14,7 @@ func (s *State) tokenInMemory() bool { return false }
 
 func (s *State) permitOvercount() bool { return false }
 func (s *State) missesDeadlocks() bool { return false }
+
+func (s *State) rememberRegranted(*holder) {}
+
+func (s *State) reviveRegranted(uint64, *Command) (Result, bool) { return Result{}, false }

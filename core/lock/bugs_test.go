@@ -63,7 +63,7 @@ func TestTokenInMemoryRestoresItsOwnSnapshot(t *testing.T) {
 // and panic over the compacted log, ending the whole sweep. Method: rapid
 // draws a log (new terms included), each prefix's snapshot is restored.
 func TestBugModesRestoreTheirSnapshots(t *testing.T) {
-	for _, bugs := range []Bugs{{TokenInMemory: true}, {QueueInMemory: true}, {ForgetSettled: true}} {
+	for _, bugs := range []Bugs{{TokenInMemory: true}, {QueueInMemory: true}, {ForgetSettled: true}, {GraceReviveRegranted: true}} {
 		cfg := propConfig()
 		cfg.Bugs = bugs
 		t.Run(fmt.Sprintf("%+v", bugs), func(t *testing.T) {
@@ -117,5 +117,25 @@ func TestDeadlockMissQueuesTheCycle(t *testing.T) {
 	}
 	if c := graphCycle(waitGraph(s)); c == nil {
 		t.Fatal("no cycle stands")
+	}
+}
+
+// TestGraceReviveRegrantedBug: goal — the grace-revive-regranted bug mode
+// does what it says (a renew after the window, once another holds the
+// lock, is answered as a revive with the old token), and the correct build
+// answers not_holder there; otherwise the simulator's sweep of it would
+// measure nothing.
+func TestGraceReviveRegrantedBug(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.Bugs.GraceReviveRegranted = bug
+		s := mustNew(t, cfg)
+		applyAt(s, 1, 0, graced(acq("r", 'a', X, 100, 0), 50))
+		applyAt(s, 2, 10, acq("r", 'b', X, 100, 1000))
+		applyAt(s, 3, 150, tick()) // the window ends: b is granted
+		res, _ := applyAt(s, 4, 160, renew("r", 'a', 0))
+		if got := describeResult(OpRenew, res); (got == "renewed a#1@260") != bug || (!bug && got != "not_holder") {
+			t.Errorf("bug %v: renew after the window answered %q", bug, got)
+		}
 	}
 }

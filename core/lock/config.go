@@ -40,6 +40,10 @@ type Bugs struct {
 	// closing a wait-for cycle is queued and the cycle stands until a
 	// wait elapses.
 	DeadlockMiss bool
+	// GraceReviveRegranted: a renew of a lease whose grace window ended
+	// (so the resource may have been granted to another since) still
+	// revives it, with its old token, instead of answering not_holder.
+	GraceReviveRegranted bool
 }
 
 // maxResources is the most resources one state machine can hold: the arena

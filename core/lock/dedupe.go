@@ -64,6 +64,17 @@ func (t *dedupeTable) put(key string, at int64, e dedupeEntry) {
 	if _, ok := t.entries[key]; ok {
 		return // the first answer is the one retries must see
 	}
+	// A remembered answer keeps no grace window: it names a grant, and a
+	// grant that ended (LeaseEnded) has none left; snapshots keep leases
+	// without it.
+	e.lease = e.lease.withoutGrace()
+	if len(e.leases) > 0 && e.leases[0].GraceMs != 0 {
+		leases := make([]Lease, len(e.leases))
+		for i, l := range e.leases {
+			leases[i] = l.withoutGrace()
+		}
+		e.leases = leases
+	}
 	t.entries[key] = e
 	t.order = append(t.order, dedupeKey{key: key, at: at})
 	t.sum += dedupeEntryHash(key, at, e)

@@ -1,6 +1,9 @@
 package lock
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Code is the definite outcome class of a command. Every code except OK
 // means the command changed nothing.
@@ -65,6 +68,10 @@ func (c Code) String() string {
 
 // ErrInvalid marks input that can never succeed; callers map it to 400.
 var ErrInvalid = errors.New("invalid argument")
+
+// ErrBadGrace marks an acquire whose grace is not in 0..ttl; it is an
+// ErrInvalid too, answered with its own code (bad_grace).
+var ErrBadGrace = fmt.Errorf("%w: bad grace", ErrInvalid)
 
 // ErrCorrupt marks a snapshot or command encoding that cannot be decoded.
 var ErrCorrupt = errors.New("corrupt encoding")

@@ -15,6 +15,7 @@ type snapshotView struct {
 	// clients are the interned client names by slot.
 	clients         []string
 	unclaimed       map[LeaseID]claim
+	grace           map[LeaseID]graceLease
 	dedupe, settled dedupeView
 }
 
@@ -32,6 +33,7 @@ func (s *State) view() snapshotView {
 		chunks: s.resources.arena.chunks, resources: s.resources.len(),
 		clients:   s.clients.names,
 		unclaimed: s.unclaimed,
+		grace:     s.grace,
 		dedupe:    dedupeView{live: s.dedupe.order[s.dedupe.head:], entries: s.dedupe.entries},
 		settled:   dedupeView{live: s.settled.order[s.settled.head:], entries: s.settled.entries},
 	}
@@ -54,6 +56,7 @@ func (s *State) Freeze() *Frozen {
 	v.chunks = s.resources.arena.freeze()
 	v.clients = slices.Clone(v.clients)
 	v.unclaimed = maps.Clone(v.unclaimed)
+	v.grace = maps.Clone(v.grace)
 	v.dedupe = v.dedupe.clone()
 	v.settled = v.settled.clone()
 	return &Frozen{v: v}

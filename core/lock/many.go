@@ -148,7 +148,7 @@ func (s *State) grantMany(index uint64, m *manyRequest) bool {
 		r, _ := s.part(m, j)
 		s.unheap(r)
 		taken := s.takeWaiter(r, 0)
-		leases = append(leases, s.grant(index, r, taken.id, taken.client, taken.mode, int64(taken.ttlMs), &taken))
+		leases = append(leases, s.grant(index, r, taken.id, taken.client, taken.mode, int64(taken.ttlMs), int64(taken.graceMs), &taken))
 		s.tagLast(m)
 		s.dirty = append(s.dirty, r)
 	}
@@ -326,7 +326,7 @@ func (s *State) grantManyNow(index uint64, cmd *Command) Result {
 			r = s.resources.insert(name)
 		}
 		slot := s.clients.ref(cmd.ClientID)
-		leases = append(leases, s.grant(index, r, ManyLeaseID(cmd.LeaseID, j), slot, cmd.Mode, cmd.TTLMs, nil))
+		leases = append(leases, s.grant(index, r, ManyLeaseID(cmd.LeaseID, j), slot, cmd.Mode, cmd.TTLMs, cmd.GraceMs, nil))
 		s.tagLast(m)
 		s.reindex(index, r)
 	}
@@ -351,6 +351,7 @@ func (s *State) enqueueMany(index uint64, cmd *Command) Result {
 			ttlMs:    uint32(cmd.TTLMs),
 			client:   s.clients.ref(cmd.ClientID),
 			mode:     cmd.Mode,
+			graceMs:  uint32(cmd.GraceMs),
 			attempts: []attempt{first},
 			many:     m,
 		}

@@ -53,6 +53,7 @@ type refWaiter struct {
 	client   string
 	mode     Mode
 	ttlMs    int64
+	graceMs  int64
 	attempts []refAttempt
 }
 
@@ -118,7 +119,7 @@ func (m *refModel) valid(c *Command) bool {
 		return id(c.Resource, true) && id(c.ClientID, true) && id(c.RequestID, false) &&
 			(c.Mode == Exclusive || c.Mode == Shared) && (c.Policy == FIFO || c.Policy == Throughput) &&
 			ttlOK(c.TTLMs) && c.WaitMs >= 0 && c.WaitMs <= m.cfg.MaxWait.Milliseconds() &&
-			!c.LeaseID.IsZero()
+			!c.LeaseID.IsZero() && c.GraceMs >= 0 && c.GraceMs <= c.TTLMs
 	}
 	return false
 }
@@ -174,13 +175,13 @@ func (m *refModel) expire(emit emitFunc) {
 	var dues []due
 	for name, r := range m.res {
 		first := slices.MinFunc(r.holders, func(a, b Lease) int {
-			if a.ExpiresAt != b.ExpiresAt {
-				return cmpInt(a.ExpiresAt, b.ExpiresAt)
+			if refDue(a) != refDue(b) {
+				return cmpInt(refDue(a), refDue(b))
 			}
 			return cmpInt(a.Token, b.Token)
 		})
-		if first.ExpiresAt <= m.now {
-			dues = append(dues, due{name, first.ExpiresAt, first.Token})
+		if refDue(first) <= m.now {
+			dues = append(dues, due{name, refDue(first), first.Token})
 		}
 	}
 	slices.SortFunc(dues, func(a, b due) int {
@@ -191,16 +192,41 @@ func (m *refModel) expire(emit emitFunc) {
 	})
 	for _, d := range dues {
 		r := m.res[d.name]
+		dropped := false
 		for i := len(r.holders) - 1; i >= 0; i-- {
-			if h := r.holders[i]; h.ExpiresAt <= m.now {
+			if h := r.holders[i]; refDue(h) <= m.now {
+				// A grace window starts at expiry unless it is over already.
+				if end := h.ExpiresAt + h.GraceMs*int64(time.Millisecond); h.GraceUntil == 0 && end > m.now {
+					r.holders[i].GraceUntil = end
+					emit(Event{Kind: EventGrace, Resource: d.name, Lease: r.holders[i]})
+					continue
+				}
 				r.holders = slices.Delete(r.holders, i, i+1)
 				delete(m.unclaimed, h.ID)
 				emit(Event{Kind: EventExpire, Resource: d.name, Lease: h})
+				dropped = true
 			}
 		}
 		m.settle(d.name, emit)
-		m.permitFreed(d.name, emit)
+		if dropped { // a lease entering its grace window frees no permit
+			m.permitFreed(d.name, emit)
+		}
 	}
+}
+
+// refDue is when a holder is due: its expiry, or in its grace window the
+// window's end.
+func refDue(h Lease) int64 {
+	if h.GraceUntil != 0 {
+		return h.GraceUntil
+	}
+	return h.ExpiresAt
+}
+
+// noGrace strips what a remembered answer does not keep of a lease.
+func noGrace(l Lease) Lease {
+	l.GraceMs, l.GraceUntil = 0, 0
+	return l
 }
 
 func cmpInt[T int64 | uint64](a, b T) int {
@@ -230,7 +256,7 @@ func (m *refModel) settle(name string, emit emitFunc) {
 			break
 		}
 		r.queue = r.queue[1:]
-		l := m.grant(name, w.id, w.client, w.mode, w.ttlMs, &w, emit)
+		l := m.grant(name, w.id, w.client, w.mode, w.ttlMs, w.graceMs, &w, emit)
 		m.remember(refDedupe{at: m.now, lease: l, granted: true})
 	}
 	if len(r.holders) == 0 {
@@ -271,10 +297,10 @@ func (r *refResource) fits(mode Mode) bool {
 	return true
 }
 
-func (m *refModel) grant(name string, id LeaseID, client string, mode Mode, ttlMs int64, from *refWaiter, emit emitFunc) Lease {
+func (m *refModel) grant(name string, id LeaseID, client string, mode Mode, ttlMs, graceMs int64, from *refWaiter, emit emitFunc) Lease {
 	m.lastToken++
 	l := Lease{ID: id, ClientID: client, Mode: mode, Token: m.lastToken,
-		ExpiresAt: m.now + ttlMs*int64(time.Millisecond), TTLMs: ttlMs}
+		ExpiresAt: m.now + ttlMs*int64(time.Millisecond), TTLMs: ttlMs, GraceMs: graceMs}
 	m.res[name].holders = append(m.res[name].holders, l)
 	ev := Event{Kind: EventGrant, Resource: name, Lease: l, Permits: m.res[name].permits}
 	if from != nil {
@@ -322,7 +348,7 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 				lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode, TTLMs: c.TTLMs}, granted: res.Granted, policy: c.Policy,
 				permits: c.Permits}
 			if res.Granted {
-				d.lease = res.Lease
+				d.lease = noGrace(res.Lease)
 			}
 			m.dedupe = append(m.dedupe, d)
 		}
@@ -394,8 +420,13 @@ func (m *refModel) command(c *Command, emit emitFunc) Result {
 		if c.TTLMs != 0 {
 			l.TTLMs = c.TTLMs
 		}
+		kind := EventRenew
+		if l.GraceUntil != 0 {
+			kind = EventRevive
+		}
+		l.GraceMs, l.GraceUntil = min(l.GraceMs, l.TTLMs), 0
 		l.ExpiresAt = m.now + l.TTLMs*int64(time.Millisecond)
-		emit(Event{Kind: EventRenew, Resource: c.Resource, Lease: *l})
+		emit(Event{Kind: kind, Resource: c.Resource, Lease: *l})
 		return Result{Lease: *l}
 	case OpCancel:
 		r, h, w := m.find(c.Resource, c.LeaseID)
@@ -454,7 +485,7 @@ func (m *refModel) acquire(c *Command, emit emitFunc) Result {
 		m.res[c.Resource] = r
 	}
 	if r.fits(c.Mode) && len(r.queue) == 0 {
-		return Result{Granted: true, Lease: m.grant(c.Resource, c.LeaseID, c.ClientID, c.Mode, c.TTLMs, nil, emit)}
+		return Result{Granted: true, Lease: m.grant(c.Resource, c.LeaseID, c.ClientID, c.Mode, c.TTLMs, c.GraceMs, nil, emit)}
 	}
 	if c.WaitMs == 0 || c.Policy == Throughput {
 		return Result{}
@@ -466,7 +497,7 @@ func (m *refModel) acquire(c *Command, emit emitFunc) Result {
 		return Result{Code: Deadlock, Cycle: cycle}
 	}
 	deadline := m.now + c.WaitMs*int64(time.Millisecond)
-	r.queue = append(r.queue, refWaiter{id: c.LeaseID, client: c.ClientID, mode: c.Mode, ttlMs: c.TTLMs,
+	r.queue = append(r.queue, refWaiter{id: c.LeaseID, client: c.ClientID, mode: c.Mode, ttlMs: c.TTLMs, graceMs: c.GraceMs,
 		attempts: []refAttempt{{id: c.LeaseID, host: c.Host, incarnation: c.Incarnation, deadline: deadline}}})
 	l := Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode}
 	emit(Event{Kind: EventEnqueue, Resource: c.Resource, Lease: Lease{ID: c.LeaseID, ClientID: c.ClientID, Mode: c.Mode,
@@ -511,6 +542,7 @@ func (m *refModel) remember(d refDedupe) {
 			return
 		}
 	}
+	d.lease = noGrace(d.lease)
 	m.settled = append(m.settled, d)
 }
 

@@ -105,6 +105,9 @@ func (g *logGen) acquire() Command {
 	if c.Permits = pickFrom(g, "permits", permits); c.Permits > 1 && g.pick("semShared", 8) != 0 {
 		c.Mode = Exclusive // a shared one is refused as invalid
 	}
+	if g.pick("graced", 3) == 0 {
+		c.GraceMs = g.ms("grace", 1, c.TTLMs)
+	}
 	g.acquires = append(g.acquires, c)
 	g.attempts = append(g.attempts, genAttempt{resource: c.Resource, lease: c.LeaseID, owner: c.LeaseID})
 	return c
@@ -184,7 +187,7 @@ func (g *logGen) retry() Command {
 func (g *logGen) invalid() Command {
 	c := g.acquire()
 	g.acquires = g.acquires[:len(g.acquires)-1]
-	switch g.pick("invalid", 10) {
+	switch g.pick("invalid", 11) {
 	case 8:
 		c.Permits = MaxPermits + 1
 	case 9:
@@ -205,6 +208,8 @@ func (g *logGen) invalid() Command {
 		c = Command{Op: OpRelease, Resource: c.Resource}
 	case 7:
 		c = Command{Op: OpRenew, Resource: c.Resource, LeaseID: c.LeaseID, TTLMs: -1}
+	case 10:
+		c.GraceMs = c.TTLMs + 1
 	}
 	return c
 }

@@ -44,6 +44,8 @@ type waiter struct {
 	ttlMs    uint32
 	client   uint32
 	mode     Mode
+	// graceMs is the grace window its grant will have (grace.go).
+	graceMs uint32
 	// attempts are the attempts still waiting for this request: the
 	// original and any retry (same request id) that joined its wait. The
 	// request leaves the queue when the last of them gives up. Every part

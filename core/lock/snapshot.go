@@ -13,10 +13,11 @@ import (
 // the policy of remembered requests; version 3 lacked multi requests;
 // version 4 lacked the entry (index, term) that made each unclaimed grant;
 // version 5 lacked each resource's permits (every lock was plain) and the
-// permits of remembered requests.
-// All still restore, with what they lack zero.
+// permits of remembered requests; version 6 lacked grace windows
+// (graceFlag). All still restore, with what they lack zero.
 const (
-	snapshotMagic   = "LKSNAP6\n"
+	snapshotMagic   = "LKSNAP7\n"
+	snapshotMagicV6 = "LKSNAP6\n"
 	snapshotMagicV5 = "LKSNAP5\n"
 	snapshotMagicV4 = "LKSNAP4\n"
 	snapshotMagicV3 = "LKSNAP3\n"
@@ -31,6 +32,11 @@ const manyFlag = 0x80
 // owning attempt's id follows the holder.
 const unclaimedFlag = 0x80
 
+// graceFlag marks, in a holder's or waiter's snapshot mode byte (version 7
+// on), a grace window: its length follows the holder (then when its TTL
+// ran out, 0 while held) or the waiter.
+const graceFlag = 0x40
+
 // Snapshot encodes the full state: clock, token counter, holders, queues and
 // the dedupe table. The encoding is canonical (resources sorted by name,
 // holders and waiters in order, dedupe entries in insertion order), so two
@@ -41,12 +47,15 @@ func (s *State) Snapshot() []byte {
 }
 
 func (v *snapshotView) encode() []byte {
-	return v.encodeVersion(6)
+	return v.encodeVersion(snapshotCurrent)
 }
+
+// snapshotCurrent is the version Snapshot writes.
+const snapshotCurrent = 7
 
 // encodeVersion encodes in the current version or, for tests of older
 // members' snapshots, version 5 (which has no permits: a state holding a
-// semaphore cannot be written so).
+// semaphore cannot be written so) or 6 (which has no grace windows).
 func (v *snapshotView) encodeVersion(version int) []byte {
 	buf := v.appendCoreVersion(make([]byte, 0, 64+v.resources*96), version)
 	buf = v.dedupe.append(buf, version)
@@ -54,12 +63,17 @@ func (v *snapshotView) encodeVersion(version int) []byte {
 }
 
 // appendCore encodes everything but the dedupe tables.
-func (v *snapshotView) appendCore(buf []byte) []byte { return v.appendCoreVersion(buf, 6) }
+func (v *snapshotView) appendCore(buf []byte) []byte {
+	return v.appendCoreVersion(buf, snapshotCurrent)
+}
 
 func (v *snapshotView) appendCoreVersion(buf []byte, version int) []byte {
-	if version == 5 {
+	switch version {
+	case 5:
 		buf = append(buf, snapshotMagicV5...)
-	} else {
+	case 6:
+		buf = append(buf, snapshotMagicV6...)
+	default:
 		buf = append(buf, snapshotMagic...)
 	}
 	buf = binary.AppendUvarint(buf, v.lastToken)
@@ -92,6 +106,13 @@ func (v *snapshotView) appendCoreVersion(buf []byte, version int) []byte {
 			if unclaimed {
 				mode |= unclaimedFlag
 			}
+			g, graced := v.grace[h.id]
+			if graced {
+				if version < 7 {
+					panic("lock: a grace window in a version 5 or 6 snapshot")
+				}
+				mode |= graceFlag
+			}
 			buf = append(buf, mode)
 			buf = binary.AppendUvarint(buf, h.token)
 			buf = binary.AppendVarint(buf, h.expiresAt)
@@ -102,16 +123,26 @@ func (v *snapshotView) appendCoreVersion(buf []byte, version int) []byte {
 				buf = binary.AppendUvarint(buf, c.index)
 				buf = binary.AppendUvarint(buf, c.term)
 			}
+			if graced {
+				buf = binary.AppendUvarint(buf, uint64(g.ms))
+				buf = binary.AppendVarint(buf, g.expired)
+			}
 		}
 		q := r.queue()
 		buf = binary.AppendUvarint(buf, uint64(len(q)))
 		for _, w := range q {
 			buf = append(buf, w.id[:]...)
+			mode := byte(w.mode)
 			if w.many != nil {
-				buf = append(buf, byte(w.mode)|manyFlag)
-			} else {
-				buf = append(buf, byte(w.mode))
+				mode |= manyFlag
 			}
+			if w.graceMs != 0 {
+				if version < 7 {
+					panic("lock: a waiter's grace window in a version 5 or 6 snapshot")
+				}
+				mode |= graceFlag
+			}
+			buf = append(buf, mode)
 			buf = binary.AppendVarint(buf, w.deadline)
 			buf = binary.AppendUvarint(buf, uint64(w.ttlMs))
 			buf = appendString(buf, v.clients[w.client])
@@ -119,6 +150,9 @@ func (v *snapshotView) appendCoreVersion(buf []byte, version int) []byte {
 			if w.many != nil {
 				buf = append(buf, w.many.base[:]...)
 				buf = appendStrings(buf, w.many.resources)
+			}
+			if w.graceMs != 0 {
+				buf = binary.AppendUvarint(buf, uint64(w.graceMs))
 			}
 		}
 	}
@@ -292,7 +326,7 @@ func snapshotVersion(b []byte) (int, error) {
 	for _, m := range []struct {
 		magic   string
 		version int
-	}{{snapshotMagic, 6}, {snapshotMagicV5, 5}, {snapshotMagicV4, 4}, {snapshotMagicV3, 3}, {snapshotMagicV2, 2}} {
+	}{{snapshotMagic, 7}, {snapshotMagicV6, 6}, {snapshotMagicV5, 5}, {snapshotMagicV4, 4}, {snapshotMagicV3, 3}, {snapshotMagicV2, 2}} {
 		if len(b) >= len(m.magic) && string(b[:len(m.magic)]) == m.magic {
 			return m.version, nil
 		}
@@ -346,7 +380,11 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 		var h holder
 		d.bytes(h.id[:])
 		modeByte := d.byte()
-		mode := Mode(modeByte &^ unclaimedFlag)
+		flags := byte(unclaimedFlag)
+		if d.version >= 7 {
+			flags |= graceFlag
+		}
+		mode := Mode(modeByte &^ flags)
 		h.token = d.uvarint()
 		h.expiresAt = d.varint()
 		h.ttlMs = uint32(d.uvarint())
@@ -368,6 +406,17 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 			}
 			s.unclaimed[h.id] = c
 		}
+		if modeByte&flags&graceFlag != 0 {
+			g := graceLease{ms: uint32(d.uvarint()), expired: d.varint()}
+			if d.err == nil && (g.ms == 0 || g.ms > h.ttlMs) {
+				d.err = fmt.Errorf("%w: resource %q: holder grace %d ms with ttl %d ms", ErrCorrupt, r.name, g.ms, h.ttlMs)
+				return
+			}
+			if s.grace == nil {
+				s.grace = make(map[LeaseID]graceLease)
+			}
+			s.grace[h.id] = g
+		}
 		r.addHolder(h)
 		s.leases++
 		s.usage.add(r.name, s.clients.name(slot), 1, 0)
@@ -377,7 +426,11 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 		var w waiter
 		d.bytes(w.id[:])
 		modeByte := d.byte()
-		w.mode = Mode(modeByte &^ manyFlag)
+		flags := byte(manyFlag)
+		if d.version >= 7 {
+			flags |= graceFlag
+		}
+		w.mode = Mode(modeByte &^ flags)
 		w.deadline = d.varint()
 		w.ttlMs = uint32(d.uvarint())
 		w.client = s.clients.ref(d.string())
@@ -388,6 +441,9 @@ func (s *State) restoreResource(d *decoder, many map[LeaseID]*manyParts) {
 		}
 		if modeByte&manyFlag != 0 {
 			w.many = restorePart(d, many, r.name, w.id)
+		}
+		if modeByte&flags&graceFlag != 0 {
+			w.graceMs = uint32(d.uvarint())
 		}
 		if d.err == nil && !validMode(w.mode) {
 			d.err = fmt.Errorf("%w: resource %q: waiter mode %d", ErrCorrupt, r.name, w.mode)

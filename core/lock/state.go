@@ -52,6 +52,12 @@ type State struct {
 	// waitingOn indexes the queue entries by client, for the deadlock
 	// search (deadlock.go).
 	waitingOn waitIndex
+	// grace holds the grace window of each holder that has one (grace.go);
+	// nil until the first.
+	grace map[LeaseID]graceLease
+	// regranted is the grace-revive-regranted bug mode's memory of leases
+	// whose window ended (bugs.go); always nil otherwise.
+	regranted map[LeaseID]Lease
 }
 
 // logClock turns (term, leader monotonic reading) pairs into one
@@ -319,7 +325,7 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 	}
 	if s.compatible(r, cmd.Mode) && len(r.queue()) == 0 {
 		slot := s.clients.ref(cmd.ClientID)
-		lease := s.grant(index, r, cmd.LeaseID, slot, cmd.Mode, cmd.TTLMs, nil)
+		lease := s.grant(index, r, cmd.LeaseID, slot, cmd.Mode, cmd.TTLMs, cmd.GraceMs, nil)
 		s.reindex(index, r)
 		return Result{Granted: true, Lease: lease}
 	}
@@ -339,6 +345,7 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 		ttlMs:    uint32(cmd.TTLMs),
 		client:   s.clients.ref(cmd.ClientID),
 		mode:     cmd.Mode,
+		graceMs:  uint32(cmd.GraceMs),
 		attempts: []attempt{{id: cmd.LeaseID, host: cmd.Host, incarnation: cmd.Incarnation, deadline: deadline}},
 	}
 	s.pushWaiter(r, w)
@@ -348,7 +355,7 @@ func (s *State) acquire(index uint64, cmd *Command) Result {
 
 // grant makes a new holder, taking over the caller's reference on slot.
 // from is the queued request being granted, nil for a direct grant.
-func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode Mode, ttlMs int64, from *waiter) Lease {
+func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode Mode, ttlMs, graceMs int64, from *waiter) Lease {
 	s.lastToken++
 	h := holder{
 		id:         id,
@@ -361,6 +368,7 @@ func (s *State) grant(index uint64, r *resource, id LeaseID, slot uint32, mode M
 		s.unclaimed[id] = claim{attempts: from.attempts, index: index, term: s.clock.term}
 	}
 	r.addHolder(h)
+	s.setGrace(id, graceMs)
 	s.leases++
 	s.usage.add(r.name, s.clients.name(slot), 1, 0)
 	lease := s.leaseOf(&h)
@@ -400,6 +408,9 @@ func (s *State) release(index uint64, cmd *Command) Result {
 func (s *State) renew(index uint64, cmd *Command) Result {
 	r, i := s.holding(cmd)
 	if r == nil {
+		if res, ok := s.reviveRegranted(index, cmd); ok {
+			return res
+		}
 		return Result{Code: NotHolder}
 	}
 	h := r.holderAt(i)
@@ -407,9 +418,13 @@ func (s *State) renew(index uint64, cmd *Command) Result {
 	if cmd.TTLMs != 0 {
 		h.ttlMs = uint32(cmd.TTLMs)
 	}
+	kind := EventRenew
+	if s.renewGrace(h, h.ttlMs) {
+		kind = EventRevive
+	}
 	h.expiresAt = s.clock.now + int64(h.ttlMs)*int64(time.Millisecond)
 	lease := s.leaseOf(h)
-	s.emit(index, EventRenew, r.name, lease, false)
+	s.emit(index, kind, r.name, lease, false)
 	s.reindex(index, r)
 	return Result{Lease: lease}
 }
@@ -582,6 +597,7 @@ func (s *State) dropHolder(r *resource, i int) Lease {
 	h := r.holderAt(i)
 	lease := s.leaseOf(h)
 	delete(s.unclaimed, h.id)
+	delete(s.grace, h.id)
 	s.usage.add(r.name, s.clients.name(h.client()), -1, 0)
 	s.clients.unref(h.client())
 	r.removeHolder(i)
@@ -654,7 +670,7 @@ func (s *State) promote(index uint64, r *resource) {
 			continue
 		}
 		taken := s.takeWaiter(r, 0)
-		lease := s.grant(index, r, taken.id, taken.client, taken.mode, int64(taken.ttlMs), &taken)
+		lease := s.grant(index, r, taken.id, taken.client, taken.mode, int64(taken.ttlMs), int64(taken.graceMs), &taken)
 		s.settled.put(string(taken.id[:]), s.clock.now, dedupeEntry{resource: r.name, lease: lease, granted: true})
 	}
 }
@@ -684,7 +700,9 @@ func (s *State) reindex(index uint64, r *resource) {
 	}
 }
 
-// expireDue frees every lease whose expiry is at or before log time.
+// expireDue frees every lease whose expiry is at or before log time; a
+// lease with a grace window enters it instead (grace.go), and is freed
+// when that ends.
 func (s *State) expireDue(index uint64) {
 	for s.expiry.len() > 0 {
 		r := s.expiry.min()
@@ -693,7 +711,11 @@ func (s *State) expireDue(index uint64) {
 		}
 		name, dropped := r.name, false
 		for i := r.holderCount() - 1; i >= 0; i-- {
-			if r.holderAt(i).expiresAt <= s.clock.now {
+			if h := r.holderAt(i); h.expiresAt <= s.clock.now {
+				if s.enterGrace(index, r, h) {
+					continue
+				}
+				s.rememberRegranted(h)
 				lease := s.dropHolder(r, i)
 				s.expired++
 				s.emit(index, EventExpire, r.name, lease, false)
@@ -718,7 +740,7 @@ func (s *State) emitEvent(index uint64, resource string, ev Event) {
 }
 
 func (s *State) leaseOf(h *holder) Lease {
-	return Lease{
+	l := Lease{
 		ID:        h.id,
 		ClientID:  s.clients.name(h.client()),
 		Mode:      h.mode(),
@@ -726,6 +748,10 @@ func (s *State) leaseOf(h *holder) Lease {
 		ExpiresAt: h.expiresAt,
 		TTLMs:     int64(h.ttlMs),
 	}
+	if len(s.grace) > 0 {
+		s.graceOf(h, &l)
+	}
+	return l
 }
 
 // Status returns the holders and live waiters of resource as of the last

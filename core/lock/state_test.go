@@ -103,7 +103,12 @@ func leaseText(l Lease) string {
 	if l.Token == 0 {
 		return label(l.ID)
 	}
-	return fmt.Sprintf("%s#%d@%d", label(l.ID), l.Token, l.ExpiresAt/int64(time.Millisecond))
+	text := fmt.Sprintf("%s#%d@%d", label(l.ID), l.Token, l.ExpiresAt/int64(time.Millisecond))
+	if l.GraceUntil != 0 {
+		// In its grace window, until then.
+		text += fmt.Sprintf("~%d", l.GraceUntil/int64(time.Millisecond))
+	}
+	return text
 }
 
 func describeResult(op Op, r Result) string {

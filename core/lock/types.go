@@ -248,7 +248,16 @@ type Lease struct {
 	Token     uint64
 	ExpiresAt int64 // log time, ns
 	TTLMs     int64
+	// GraceMs is the lease's grace window (grace.go), 0 for none.
+	GraceMs int64
+	// GraceUntil is, for a lease in its grace window (its TTL ran out at
+	// ExpiresAt), the log time the window ends; 0 while the lease is held.
+	GraceUntil int64
 }
+
+// InGrace reports whether the lease's TTL ran out and it waits in its
+// grace window: nobody else may be granted it, yet it is no valid holder.
+func (l Lease) InGrace() bool { return l.GraceUntil != 0 }
 
 // Waiter describes one queued request.
 type Waiter struct {
@@ -319,6 +328,14 @@ const (
 	// EventJoin says a retry of a queued request joined its wait and moved
 	// its deadline (Lease.ExpiresAt) later.
 	EventJoin
+	// EventGrace says a lease with a grace window outlived its TTL: it
+	// holds nothing now, yet blocks the resource until Lease.GraceUntil;
+	// EventRevive (a renew in the window), EventRelease or EventExpire
+	// (the window ended) follows.
+	EventGrace
+	// EventRevive says a renew in the grace window revived the lease, with
+	// its token, until the new Lease.ExpiresAt.
+	EventRevive
 )
 
 func (k EventKind) String() string {
@@ -339,6 +356,10 @@ func (k EventKind) String() string {
 		return "freed"
 	case EventJoin:
 		return "join"
+	case EventGrace:
+		return "grace"
+	case EventRevive:
+		return "revive"
 	default:
 		return fmt.Sprintf("event(%d)", uint8(k))
 	}

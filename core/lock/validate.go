@@ -37,6 +37,9 @@ func (c Config) Check(cmd *Command) error {
 		if err := c.checkTTL(cmd.TTLMs, false); err != nil {
 			return err
 		}
+		if cmd.GraceMs < 0 || cmd.GraceMs > cmd.TTLMs {
+			return fmt.Errorf("%w: grace must be in 0..ttl (%d) ms, got %d", ErrBadGrace, cmd.TTLMs, cmd.GraceMs)
+		}
 		// Compare in ms: converting a huge WaitMs to ns would wrap and pass.
 		if cmd.WaitMs < 0 || cmd.WaitMs > c.MaxWait.Milliseconds() {
 			return fmt.Errorf("%w: wait must be in 0..%d ms", ErrInvalid, c.MaxWait.Milliseconds())
