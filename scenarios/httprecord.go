@@ -153,7 +153,7 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 			return models.LockOutput{Code: models.CodeRequestIDReused}
 		case api.CodeDeadlock:
 			return models.LockOutput{Code: models.CodeDeadlock, Cycle: e.Cycle}
-		case api.CodeInvalidArgument, api.CodeResourceExhausted, api.CodeUnavailable, api.CodeOverloaded, api.CodeCrossShard:
+		case api.CodeInvalidArgument, api.CodeBadGrace, api.CodeResourceExhausted, api.CodeUnavailable, api.CodeOverloaded, api.CodeCrossShard:
 			return models.LockOutput{Code: string(e.Code)}
 		}
 		return unknown

@@ -252,4 +252,5 @@ var BugScenarios = map[node.Bug]string{
 	node.BugPermitOvercount:      "semaphore",
 	node.BugDeadlockMiss:         "deadlockCycles",
 	node.BugDeadlockMissCross:    "deadlockCyclesSharded",
+	node.BugGraceReviveRegranted: "graceWindow",
 }

@@ -367,12 +367,15 @@ const (
 	// cycle (Error.Cycle) and was refused at once; nothing was queued.
 	// 409 Conflict, gRPC ABORTED.
 	CodeDeadlock Code = "deadlock"
+	// CodeBadGrace: an acquire's grace is not in 0..ttl ms (400); nothing
+	// changed.
+	CodeBadGrace Code = "bad_grace"
 )
 
 // HTTPStatus maps an error code to the status the server answers with.
 func (c Code) HTTPStatus() int {
 	switch c {
-	case CodeInvalidArgument, CodeCrossShard, CodeBadPermits:
+	case CodeInvalidArgument, CodeCrossShard, CodeBadPermits, CodeBadGrace:
 		return 400
 	case CodeUnauthenticated:
 		return 401

@@ -21,7 +21,7 @@ func (c Code) NotApplied() bool {
 // check before retrying a release or renew.
 func (c Code) Indefinite() bool {
 	switch c {
-	case CodeInvalidArgument, CodeCrossShard, CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded,
+	case CodeInvalidArgument, CodeCrossShard, CodeBadGrace, CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded,
 		CodeFailedPrecondition, CodeUnauthenticated, CodePermissionDenied, CodeNotFound,
 		CodeMethodNotAllowed, CodeResourceExhausted, CodeCompacted, CodeUnavailable, CodeOverloaded,
 		CodeBadPermits, CodePermitsMismatch, CodeDeadlock:

@@ -14,8 +14,23 @@ import (
 // each other during an upgrade. A result is written in the oldest version
 // that holds it: version 3 only for a semaphore's status (or a mismatch
 // naming one), version 4 only for a deadlock's cycle (after the permits,
-// which it carries only with a status).
-const resultVersion = 4
+// which it carries only with a status), version 5 (all of 4, then every
+// lease's grace window) only when a lease has a grace window.
+const resultVersion = 5
+
+// resultLeases calls fn on every lease of res in encoding order: Lease,
+// the status holders, then Leases.
+func resultLeases(res *lock.Result, fn func(l *lock.Lease)) {
+	fn(&res.Lease)
+	if res.Status != nil {
+		for i := range res.Status.Holders {
+			fn(&res.Status.Holders[i])
+		}
+	}
+	for i := range res.Leases {
+		fn(&res.Leases[i])
+	}
+}
 
 // AppendResult appends the binary form of res.
 func AppendResult(buf []byte, res *lock.Result) []byte {
@@ -36,6 +51,11 @@ func AppendResult(buf []byte, res *lock.Result) []byte {
 	if len(res.Cycle) > 0 {
 		version = 4
 	}
+	resultLeases(res, func(l *lock.Lease) {
+		if l.GraceMs != 0 {
+			version = 5
+		}
+	})
 	buf = append(buf, version, byte(res.Code), flags)
 	buf = binary.AppendUvarint(buf, uint64(res.Position))
 	buf = binary.AppendVarint(buf, res.LogTime)
@@ -69,7 +89,16 @@ func AppendResult(buf []byte, res *lock.Result) []byte {
 	if version < 4 {
 		return buf
 	}
-	return lock.AppendStrings(buf, res.Cycle)
+	buf = lock.AppendStrings(buf, res.Cycle)
+	if version < 5 {
+		return buf
+	}
+	// Every lease's grace window, in resultLeases order.
+	resultLeases(res, func(l *lock.Lease) {
+		buf = binary.AppendVarint(buf, l.GraceMs)
+		buf = binary.AppendVarint(buf, l.GraceUntil)
+	})
+	return buf
 }
 
 // DecodeResult parses what AppendResult wrote; damage is lock.ErrCorrupt.
@@ -119,6 +148,11 @@ func DecodeResult(b []byte) (lock.Result, error) {
 	}
 	if v >= 4 {
 		res.Cycle = r.Strings()
+	}
+	if v >= 5 && r.OK() {
+		resultLeases(&res, func(l *lock.Lease) {
+			l.GraceMs, l.GraceUntil = r.Varint(), r.Varint()
+		})
 	}
 	return res, r.End()
 }

@@ -38,6 +38,14 @@ func TestResultRoundTrip(t *testing.T) {
 		{Code: lock.PermitsMismatch, Status: &lock.Status{Resource: "pool", Permits: lock.MaxPermits}},
 		{Code: lock.Deadlock, Cycle: []string{"b", "a\x00c"}, Blocked: "x", LogTime: 5},
 		{Code: lock.Deadlock, Cycle: []string{"b"}, Status: &lock.Status{Resource: "pool", Permits: 2}},
+		// Grace windows (version 5): a lease in its window among held ones,
+		// also in a semaphore's status.
+		{Status: &lock.Status{Resource: "r", Holders: []lock.Lease{lease,
+			{ID: leaseID('h'), Mode: lock.Shared, Token: 11, ExpiresAt: 50, TTLMs: 100, GraceMs: 30, GraceUntil: 80}}}},
+		{Granted: true, Lease: lock.Lease{ID: leaseID('n'), Token: 5, TTLMs: 100, GraceMs: 100},
+			Leases: []lock.Lease{{ID: leaseID('n'), Token: 5, TTLMs: 100, GraceMs: 100}}},
+		{Status: &lock.Status{Resource: "pool", Permits: 2, Holders: []lock.Lease{lease,
+			{ID: leaseID('p'), Mode: lock.Exclusive, Token: 12, ExpiresAt: 50, TTLMs: 100, GraceMs: 30, GraceUntil: 80}}}},
 	}
 	for i, res := range results {
 		enc := AppendResult([]byte("prefix"), &res)[len("prefix"):]

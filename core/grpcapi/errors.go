@@ -25,7 +25,7 @@ const ErrorDomain = "lockstep.dev"
 // may serve it, which RESOURCE_EXHAUSTED would not suggest).
 func Code(c api.Code) codes.Code {
 	switch c {
-	case api.CodeInvalidArgument, api.CodeCrossShard, api.CodeBadPermits:
+	case api.CodeInvalidArgument, api.CodeCrossShard, api.CodeBadPermits, api.CodeBadGrace:
 		return codes.InvalidArgument
 	case api.CodeCompacted:
 		return codes.OutOfRange

@@ -57,6 +57,10 @@ const (
 	// cycles but never breaks them (core/shard), so a cycle through
 	// several shards stands until a wait elapses.
 	BugDeadlockMissCross Bug = "deadlock-miss-cross"
+	// BugGraceReviveRegranted: a renew of a lease whose grace window has
+	// ended (the lock may be another's by then) still revives it with its
+	// old token instead of answering not_holder (core/lock bugs.go).
+	BugGraceReviveRegranted Bug = "grace-revive-regranted"
 )
 
 // ErrNoBugModes is why a build without the lockstep_bugs tag refuses a bug

@@ -15,7 +15,8 @@ import (
 // Bugs lists every bug mode this build can switch on.
 var Bugs = []Bug{BugFollowerGrant, BugLocalRenew, BugWallClockExpiry, BugTokenInMemory, BugQueueInMemory,
 	BugForgetSettled, BugOrphanWaiters, BugReleaseOnGiveUp, BugUnknownAsUnavailable, BugStaleValidate,
-	BugPermitOvercount, BugDeadlockMiss, BugDeadlockMissCross}
+	BugPermitOvercount, BugDeadlockMiss, BugDeadlockMissCross,
+	BugGraceReviveRegranted}
 
 // bug reports whether bug mode b is on.
 func (n *Node) bug(b Bug) bool { return n.cfg.Hooks != nil && n.cfg.Hooks.Bug == b }
@@ -27,7 +28,8 @@ func (n *Node) BugOn(b Bug) bool { return n.bug(b) }
 // lockBugs are the state machine's own bug modes (lock.Bugs) that b turns on.
 func (b Bug) lockBugs() lock.Bugs {
 	return lock.Bugs{TokenInMemory: b == BugTokenInMemory, QueueInMemory: b == BugQueueInMemory, ForgetSettled: b == BugForgetSettled,
-		PermitOvercount: b == BugPermitOvercount, DeadlockMiss: b == BugDeadlockMiss}
+		PermitOvercount: b == BugPermitOvercount, DeadlockMiss: b == BugDeadlockMiss,
+		GraceReviveRegranted: b == BugGraceReviveRegranted}
 }
 
 // bugFSM is what raft applies entries to: f itself, or under

@@ -49,6 +49,8 @@ func classifyCode(err error) (api.Code, string) {
 		return api.CodeBadPermits, err.Error()
 	case errors.Is(err, node.ErrPermitsMismatch):
 		return api.CodePermitsMismatch, err.Error()
+	case errors.Is(err, lock.ErrBadGrace):
+		return api.CodeBadGrace, err.Error()
 	case errors.Is(err, ErrInvalid):
 		return api.CodeInvalidArgument, err.Error()
 	case errors.Is(err, ErrOverloaded):
