@@ -43,6 +43,11 @@ type AcquireRequest struct {
 	// anyone holds or waits for it; every acquire of it must name the
 	// same N (else 409 permits_mismatch). 0 or 1: a plain lock.
 	Permits int64 `json:"permits,omitempty"`
+	// GraceMs (0..TTLMs) keeps the resource from everyone else that long
+	// after the lease expires (not after a release): a renew within it
+	// revives the lease with its fencing token; 0 is none (README "Grace
+	// window").
+	GraceMs int64 `json:"grace,omitempty"`
 }
 
 // MaxPermits is the largest semaphore (lock.MaxPermits).
@@ -75,6 +80,8 @@ type AcquireManyRequest struct {
 	RequestID string   `json:"request_id,omitempty"`
 	Policy    Policy   `json:"policy,omitempty"`
 	Order     Order    `json:"order,omitempty"`
+	// GraceMs is every lease's grace window, as AcquireRequest.GraceMs.
+	GraceMs int64 `json:"grace,omitempty"`
 }
 
 // MaxManyResources is the most resources one acquire_many may name.
@@ -162,7 +169,23 @@ type Holder struct {
 	Mode             Mode   `json:"mode"`
 	FencingToken     uint64 `json:"fencing_token"`
 	ExpiresInMs      int64  `json:"expires_in"`
+	// State is HolderHeld, or HolderGrace once the lease's TTL ran out and
+	// it waits in its grace window: it still keeps others from the lock,
+	// but its token is not valid; GraceRemainingMs is what is left of the
+	// window.
+	State            HolderState `json:"state"`
+	GraceMs          int64       `json:"grace,omitempty"`
+	GraceRemainingMs int64       `json:"grace_remaining,omitempty"`
 }
+
+// HolderState says whether a holder holds its lease or waits in its grace
+// window.
+type HolderState string
+
+const (
+	HolderHeld  HolderState = "held"
+	HolderGrace HolderState = "grace"
+)
 
 // LeaseFingerprint returns the first 8 hex digits of the SHA-256 of leaseID
 // (the 32-digit lowercase hex string an acquire returns). 32 bits tell

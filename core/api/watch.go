@@ -34,13 +34,16 @@ type WatchRequest struct {
 type WatchEvent struct {
 	// Kind is grant, release, expire (a lease ran out), enqueue (a
 	// request queued), join (a retry joined its queued request) or cancel
-	// (a queued request left, its wait over or its caller gone).
+	// (a queued request left, its wait over or its caller gone); for a
+	// lease with a grace window, grace (its TTL ran out: the window began)
+	// then revive (a renew in the window), release, or expire (the window
+	// ended).
 	Kind             string `json:"kind"`
 	Resource         string `json:"resource"`
 	ClientID         string `json:"client_id"`
 	LeaseFingerprint string `json:"lease_fingerprint"`
 	Mode             Mode   `json:"mode"`
-	// FencingToken is set on grant, release and expire.
+	// FencingToken is set on grant, release, expire, grace and revive.
 	FencingToken uint64 `json:"fencing_token,omitempty"`
 	// LogTimeMs is the log time (ms) of the entry.
 	LogTimeMs int64 `json:"log_time"`

@@ -30,7 +30,7 @@ func acquireRequest(in *lockstepv1.AcquireRequest) (api.AcquireRequest, error) {
 	}
 	return api.AcquireRequest{
 		Resource: in.GetResource(), ClientID: in.GetClientId(), TTLMs: in.GetTtlMs(), Mode: mode,
-		WaitMs: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: policy, Permits: in.GetPermits(),
+		WaitMs: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: policy, Permits: in.GetPermits(), GraceMs: in.GetGraceMs(),
 	}, nil
 }
 
@@ -68,12 +68,19 @@ func statusResponse(out api.StatusResponse) *lockstepv1.StatusResponse {
 		Holders: make([]*lockstepv1.Holder, 0, len(out.Holders)), Queue: make([]*lockstepv1.Waiter, 0, len(out.Queue))}
 	for _, h := range out.Holders {
 		r.Holders = append(r.Holders, &lockstepv1.Holder{ClientId: h.ClientID, LeaseFingerprint: h.LeaseFingerprint,
-			Mode: modeFromAPI(h.Mode), FencingToken: h.FencingToken, ExpiresInMs: h.ExpiresInMs})
+			Mode: modeFromAPI(h.Mode), FencingToken: h.FencingToken, ExpiresInMs: h.ExpiresInMs,
+			State: holderStates[h.State], GraceMs: h.GraceMs, GraceRemainingMs: h.GraceRemainingMs})
 	}
 	for _, w := range out.Queue {
 		r.Queue = append(r.Queue, &lockstepv1.Waiter{ClientId: w.ClientID, Mode: modeFromAPI(w.Mode)})
 	}
 	return r
+}
+
+// holderStates maps the API's holder states onto the proto enum.
+var holderStates = map[api.HolderState]lockstepv1.HolderState{
+	api.HolderHeld:  lockstepv1.HolderState_HOLDER_STATE_HELD,
+	api.HolderGrace: lockstepv1.HolderState_HOLDER_STATE_GRACE,
 }
 
 func validateResponse(out api.ValidateResponse) *lockstepv1.ValidateResponse {

@@ -47,6 +47,7 @@ var enumTwins = map[string][]string{
 	"Policy":   {string(api.FIFO), string(api.Throughput)},
 	"Order":    {string(api.OrderCanonical)},
 	"ManyKind": {string(api.KindAtomic), string(api.KindCanonical)},
+	"HolderState": {string(api.HolderHeld), string(api.HolderGrace)},
 	"WatchEventKind": func() []string {
 		var kinds []string
 		for k := range watchKinds {

@@ -41,7 +41,7 @@ func acquireManyRequest(in *lockstepv1.AcquireManyRequest) (api.AcquireManyReque
 	}
 	return api.AcquireManyRequest{
 		Resources: in.GetResources(), ClientID: in.GetClientId(), TTLMs: in.GetTtlMs(), Mode: one.Mode,
-		WaitMs: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: one.Policy, Order: order,
+		WaitMs: in.GetWaitMs(), RequestID: in.GetRequestId(), Policy: one.Policy, Order: order, GraceMs: in.GetGraceMs(),
 	}, nil
 }
 

@@ -15,6 +15,8 @@ var watchKinds = map[string]lockstepv1.WatchEventKind{
 	"enqueue": lockstepv1.WatchEventKind_WATCH_EVENT_KIND_ENQUEUE,
 	"join":    lockstepv1.WatchEventKind_WATCH_EVENT_KIND_JOIN,
 	"cancel":  lockstepv1.WatchEventKind_WATCH_EVENT_KIND_CANCEL,
+	"grace":   lockstepv1.WatchEventKind_WATCH_EVENT_KIND_GRACE,
+	"revive":  lockstepv1.WatchEventKind_WATCH_EVENT_KIND_REVIVE,
 }
 
 // Watch implements lockstepv1.LockServer with the service's operation

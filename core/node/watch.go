@@ -71,7 +71,8 @@ func newHistory(limit int) *history {
 // internal freed signal would only push useful history out of the ring.
 func watchable(k lock.EventKind) bool {
 	switch k {
-	case lock.EventEnqueue, lock.EventGrant, lock.EventRelease, lock.EventExpire, lock.EventCancel, lock.EventJoin:
+	case lock.EventEnqueue, lock.EventGrant, lock.EventRelease, lock.EventExpire, lock.EventCancel, lock.EventJoin,
+		lock.EventGrace, lock.EventRevive:
 		return true
 	}
 	return false

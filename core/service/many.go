@@ -97,6 +97,9 @@ func manyCommand(in *api.AcquireManyRequest) (lock.Command, error) {
 	case len(in.Resources) == 0 || len(in.Resources) > api.MaxManyResources:
 		return lock.Command{}, fmt.Errorf("%w: %d resources, want 1..%d", lock.ErrInvalid, len(in.Resources), api.MaxManyResources)
 	}
+	if err := checkGrace(in.GraceMs, in.TTLMs); err != nil {
+		return lock.Command{}, err
+	}
 	for i, r := range in.Resources {
 		if r == "" {
 			return lock.Command{}, fmt.Errorf("%w: resources[%d] is empty", lock.ErrInvalid, i)
@@ -107,7 +110,7 @@ func manyCommand(in *api.AcquireManyRequest) (lock.Command, error) {
 	}
 	return lock.Command{
 		Resources: in.Resources, ClientID: in.ClientID, RequestID: in.RequestID,
-		Mode: mode, Policy: policy, TTLMs: in.TTLMs, WaitMs: in.WaitMs,
+		Mode: mode, Policy: policy, TTLMs: in.TTLMs, WaitMs: in.WaitMs, GraceMs: in.GraceMs,
 	}, nil
 }
 

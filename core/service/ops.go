@@ -40,9 +40,12 @@ func (s *Service) Acquire(ctx context.Context, in api.AcquireRequest) (api.Acqui
 	if in.Permits < 0 || in.Permits > lock.MaxPermits {
 		return api.AcquireResponse{}, fmt.Errorf("%w: permits must be in 0..%d", lock.ErrBadPermits, lock.MaxPermits)
 	}
+	if err := checkGrace(in.GraceMs, in.TTLMs); err != nil {
+		return api.AcquireResponse{}, err
+	}
 	cmd := lock.Command{
 		Resource: in.Resource, ClientID: in.ClientID, RequestID: in.RequestID,
-		Mode: mode, Policy: policy, TTLMs: in.TTLMs, WaitMs: in.WaitMs, Permits: uint32(in.Permits),
+		Mode: mode, Policy: policy, TTLMs: in.TTLMs, WaitMs: in.WaitMs, Permits: uint32(in.Permits), GraceMs: in.GraceMs,
 	}
 	if err := s.admitAcquire(&cmd, in.Resource); err != nil {
 		return api.AcquireResponse{}, err
@@ -160,16 +163,25 @@ func (s *Service) Status(ctx context.Context, resource string, stale bool) (api.
 	out := api.StatusResponse{Resource: resource, Holders: []api.Holder{}, Queue: []api.Waiter{}, LogTimeMs: ms(logTime),
 		CaughtUp: caughtUp, Permits: int64(st.Permits)}
 	for _, h := range st.Holders {
-		// Never the id itself: it would let any reader release the lease.
-		out.Holders = append(out.Holders, api.Holder{
-			ClientID: h.ClientID, LeaseFingerprint: api.LeaseFingerprint(h.ID.String()), Mode: api.Mode(h.Mode.String()),
-			FencingToken: h.Token, ExpiresInMs: expiresIn(h.ExpiresAt, logTime),
-		})
+		out.Holders = append(out.Holders, holderOf(h, logTime))
 	}
 	for _, w := range st.Queue {
 		out.Queue = append(out.Queue, api.Waiter{ClientID: w.ClientID, Mode: api.Mode(w.Mode.String())})
 	}
 	return out, nil
+}
+
+// holderOf is how a status reply shows holder h at logTime.
+func holderOf(h lock.Lease, logTime int64) api.Holder {
+	// Never the id itself: it would let any reader release the lease.
+	out := api.Holder{
+		ClientID: h.ClientID, LeaseFingerprint: api.LeaseFingerprint(h.ID.String()), Mode: api.Mode(h.Mode.String()),
+		FencingToken: h.Token, ExpiresInMs: expiresIn(h.ExpiresAt, logTime), State: api.HolderHeld, GraceMs: h.GraceMs,
+	}
+	if h.InGrace() {
+		out.State, out.GraceRemainingMs = api.HolderGrace, expiresIn(h.GraceUntil, logTime)
+	}
+	return out
 }
 
 // ms converts a log time or duration in nanoseconds to the API's

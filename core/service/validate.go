@@ -56,7 +56,9 @@ func (s *Service) Validate(ctx context.Context, resource string, token uint64, s
 	}
 	out.LogTimeMs = ms(logTime)
 	for _, h := range st.Holders {
-		out.Valid = out.Valid || h.Token == token
+		// A lease in its grace window keeps others out, but its TTL ran
+		// out: its token is no longer valid (README "Grace window").
+		out.Valid = out.Valid || h.Token == token && !h.InGrace()
 		out.HolderTokenMax = max(out.HolderTokenMax, h.Token)
 	}
 	return out, nil

@@ -182,7 +182,7 @@ func watchEvent(ev lock.Event) api.WatchEvent {
 	out := api.WatchEvent{Kind: ev.Kind.String(), Resource: ev.Resource, ClientID: ev.Lease.ClientID,
 		LeaseFingerprint: api.LeaseFingerprint(ev.Lease.ID.String()), Mode: api.Mode(ev.Lease.Mode.String()), LogTimeMs: ms(ev.LogTime)}
 	switch ev.Kind {
-	case lock.EventGrant, lock.EventRelease, lock.EventExpire:
+	case lock.EventGrant, lock.EventRelease, lock.EventExpire, lock.EventGrace, lock.EventRevive:
 		out.FencingToken = ev.Lease.Token
 	}
 	return out

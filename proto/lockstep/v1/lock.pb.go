@@ -134,6 +134,55 @@ func (Policy) EnumDescriptor() ([]byte, []int) {
 	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{1}
 }
 
+type HolderState int32
+
+const (
+	HolderState_HOLDER_STATE_UNSPECIFIED HolderState = 0
+	HolderState_HOLDER_STATE_HELD        HolderState = 1
+	HolderState_HOLDER_STATE_GRACE       HolderState = 2
+)
+
+// Enum value maps for HolderState.
+var (
+	HolderState_name = map[int32]string{
+		0: "HOLDER_STATE_UNSPECIFIED",
+		1: "HOLDER_STATE_HELD",
+		2: "HOLDER_STATE_GRACE",
+	}
+	HolderState_value = map[string]int32{
+		"HOLDER_STATE_UNSPECIFIED": 0,
+		"HOLDER_STATE_HELD":        1,
+		"HOLDER_STATE_GRACE":       2,
+	}
+)
+
+func (x HolderState) Enum() *HolderState {
+	p := new(HolderState)
+	*p = x
+	return p
+}
+
+func (x HolderState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HolderState) Descriptor() protoreflect.EnumDescriptor {
+	return file_lockstep_v1_lock_proto_enumTypes[2].Descriptor()
+}
+
+func (HolderState) Type() protoreflect.EnumType {
+	return &file_lockstep_v1_lock_proto_enumTypes[2]
+}
+
+func (x HolderState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HolderState.Descriptor instead.
+func (HolderState) EnumDescriptor() ([]byte, []int) {
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{2}
+}
+
 // Order says how an AcquireMany over several shards is taken.
 type Order int32
 
@@ -167,11 +216,11 @@ func (x Order) String() string {
 }
 
 func (Order) Descriptor() protoreflect.EnumDescriptor {
-	return file_lockstep_v1_lock_proto_enumTypes[2].Descriptor()
+	return file_lockstep_v1_lock_proto_enumTypes[3].Descriptor()
 }
 
 func (Order) Type() protoreflect.EnumType {
-	return &file_lockstep_v1_lock_proto_enumTypes[2]
+	return &file_lockstep_v1_lock_proto_enumTypes[3]
 }
 
 func (x Order) Number() protoreflect.EnumNumber {
@@ -180,7 +229,7 @@ func (x Order) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Order.Descriptor instead.
 func (Order) EnumDescriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{2}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{3}
 }
 
 // ManyKind says how an AcquireMany was served.
@@ -219,11 +268,11 @@ func (x ManyKind) String() string {
 }
 
 func (ManyKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_lockstep_v1_lock_proto_enumTypes[3].Descriptor()
+	return file_lockstep_v1_lock_proto_enumTypes[4].Descriptor()
 }
 
 func (ManyKind) Type() protoreflect.EnumType {
-	return &file_lockstep_v1_lock_proto_enumTypes[3]
+	return &file_lockstep_v1_lock_proto_enumTypes[4]
 }
 
 func (x ManyKind) Number() protoreflect.EnumNumber {
@@ -232,7 +281,7 @@ func (x ManyKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ManyKind.Descriptor instead.
 func (ManyKind) EnumDescriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{3}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{4}
 }
 
 type WatchEventKind int32
@@ -249,6 +298,10 @@ const (
 	WatchEventKind_WATCH_EVENT_KIND_JOIN WatchEventKind = 5
 	// A queued request left: its wait ended or its caller went away.
 	WatchEventKind_WATCH_EVENT_KIND_CANCEL WatchEventKind = 6
+	// A lease's TTL ran out and its grace window began.
+	WatchEventKind_WATCH_EVENT_KIND_GRACE WatchEventKind = 7
+	// A renew in the grace window revived the lease (same token).
+	WatchEventKind_WATCH_EVENT_KIND_REVIVE WatchEventKind = 8
 )
 
 // Enum value maps for WatchEventKind.
@@ -261,6 +314,8 @@ var (
 		4: "WATCH_EVENT_KIND_ENQUEUE",
 		5: "WATCH_EVENT_KIND_JOIN",
 		6: "WATCH_EVENT_KIND_CANCEL",
+		7: "WATCH_EVENT_KIND_GRACE",
+		8: "WATCH_EVENT_KIND_REVIVE",
 	}
 	WatchEventKind_value = map[string]int32{
 		"WATCH_EVENT_KIND_UNSPECIFIED": 0,
@@ -270,6 +325,8 @@ var (
 		"WATCH_EVENT_KIND_ENQUEUE":     4,
 		"WATCH_EVENT_KIND_JOIN":        5,
 		"WATCH_EVENT_KIND_CANCEL":      6,
+		"WATCH_EVENT_KIND_GRACE":       7,
+		"WATCH_EVENT_KIND_REVIVE":      8,
 	}
 )
 
@@ -284,11 +341,11 @@ func (x WatchEventKind) String() string {
 }
 
 func (WatchEventKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_lockstep_v1_lock_proto_enumTypes[4].Descriptor()
+	return file_lockstep_v1_lock_proto_enumTypes[5].Descriptor()
 }
 
 func (WatchEventKind) Type() protoreflect.EnumType {
-	return &file_lockstep_v1_lock_proto_enumTypes[4]
+	return &file_lockstep_v1_lock_proto_enumTypes[5]
 }
 
 func (x WatchEventKind) Number() protoreflect.EnumNumber {
@@ -297,7 +354,7 @@ func (x WatchEventKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WatchEventKind.Descriptor instead.
 func (WatchEventKind) EnumDescriptor() ([]byte, []int) {
-	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{4}
+	return file_lockstep_v1_lock_proto_rawDescGZIP(), []int{5}
 }
 
 type AcquireRequest struct {
@@ -313,7 +370,11 @@ type AcquireRequest struct {
 	// exclusive holders, fixed by the acquire that creates it while anyone
 	// holds or waits for it; every acquire of it must name the same N
 	// (else FAILED_PRECONDITION permits_mismatch). 0 or 1: a plain lock.
-	Permits       int64 `protobuf:"varint,8,opt,name=permits,proto3" json:"permits,omitempty"`
+	Permits int64 `protobuf:"varint,8,opt,name=permits,proto3" json:"permits,omitempty"`
+	// grace_ms (0..ttl_ms) keeps the resource from everyone else that long
+	// after the lease expires (not after a release); a renew within it
+	// revives the lease with its fencing token.
+	GraceMs       int64 `protobuf:"varint,9,opt,name=grace_ms,json=graceMs,proto3" json:"grace_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -400,6 +461,13 @@ func (x *AcquireRequest) GetPolicy() Policy {
 func (x *AcquireRequest) GetPermits() int64 {
 	if x != nil {
 		return x.Permits
+	}
+	return 0
+}
+
+func (x *AcquireRequest) GetGraceMs() int64 {
+	if x != nil {
+		return x.GraceMs
 	}
 	return 0
 }
@@ -1115,6 +1183,11 @@ type Holder struct {
 	Mode             Mode                   `protobuf:"varint,3,opt,name=mode,proto3,enum=lockstep.v1.Mode" json:"mode,omitempty"`
 	FencingToken     uint64                 `protobuf:"varint,4,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
 	ExpiresInMs      int64                  `protobuf:"varint,5,opt,name=expires_in_ms,json=expiresInMs,proto3" json:"expires_in_ms,omitempty"`
+	// state is HOLDER_STATE_GRACE once the lease's TTL ran out and it waits
+	// in its grace window (it keeps others out; its token is not valid).
+	State            HolderState `protobuf:"varint,6,opt,name=state,proto3,enum=lockstep.v1.HolderState" json:"state,omitempty"`
+	GraceMs          int64       `protobuf:"varint,7,opt,name=grace_ms,json=graceMs,proto3" json:"grace_ms,omitempty"`
+	GraceRemainingMs int64       `protobuf:"varint,8,opt,name=grace_remaining_ms,json=graceRemainingMs,proto3" json:"grace_remaining_ms,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -1180,6 +1253,27 @@ func (x *Holder) GetFencingToken() uint64 {
 func (x *Holder) GetExpiresInMs() int64 {
 	if x != nil {
 		return x.ExpiresInMs
+	}
+	return 0
+}
+
+func (x *Holder) GetState() HolderState {
+	if x != nil {
+		return x.State
+	}
+	return HolderState_HOLDER_STATE_UNSPECIFIED
+}
+
+func (x *Holder) GetGraceMs() int64 {
+	if x != nil {
+		return x.GraceMs
+	}
+	return 0
+}
+
+func (x *Holder) GetGraceRemainingMs() int64 {
+	if x != nil {
+		return x.GraceRemainingMs
 	}
 	return 0
 }
@@ -1777,15 +1871,17 @@ func (x *ClusterResponse) GetShards() []*Shard {
 }
 
 type AcquireManyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Resources     []string               `protobuf:"bytes,1,rep,name=resources,proto3" json:"resources,omitempty"`
-	ClientId      string                 `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
-	TtlMs         int64                  `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
-	Mode          Mode                   `protobuf:"varint,4,opt,name=mode,proto3,enum=lockstep.v1.Mode" json:"mode,omitempty"`
-	WaitMs        int64                  `protobuf:"varint,5,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
-	RequestId     string                 `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	Policy        Policy                 `protobuf:"varint,7,opt,name=policy,proto3,enum=lockstep.v1.Policy" json:"policy,omitempty"`
-	Order         Order                  `protobuf:"varint,8,opt,name=order,proto3,enum=lockstep.v1.Order" json:"order,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Resources []string               `protobuf:"bytes,1,rep,name=resources,proto3" json:"resources,omitempty"`
+	ClientId  string                 `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	TtlMs     int64                  `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	Mode      Mode                   `protobuf:"varint,4,opt,name=mode,proto3,enum=lockstep.v1.Mode" json:"mode,omitempty"`
+	WaitMs    int64                  `protobuf:"varint,5,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	RequestId string                 `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Policy    Policy                 `protobuf:"varint,7,opt,name=policy,proto3,enum=lockstep.v1.Policy" json:"policy,omitempty"`
+	Order     Order                  `protobuf:"varint,8,opt,name=order,proto3,enum=lockstep.v1.Order" json:"order,omitempty"`
+	// grace_ms is every lease's grace window, as AcquireRequest.grace_ms.
+	GraceMs       int64 `protobuf:"varint,9,opt,name=grace_ms,json=graceMs,proto3" json:"grace_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1874,6 +1970,13 @@ func (x *AcquireManyRequest) GetOrder() Order {
 		return x.Order
 	}
 	return Order_ORDER_UNSPECIFIED
+}
+
+func (x *AcquireManyRequest) GetGraceMs() int64 {
+	if x != nil {
+		return x.GraceMs
+	}
+	return 0
 }
 
 // ManyLease is one resource's lease; each is released on its own.
@@ -2104,7 +2207,7 @@ type WatchEvent struct {
 	ClientId         string                 `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	LeaseFingerprint string                 `protobuf:"bytes,4,opt,name=lease_fingerprint,json=leaseFingerprint,proto3" json:"lease_fingerprint,omitempty"`
 	Mode             Mode                   `protobuf:"varint,5,opt,name=mode,proto3,enum=lockstep.v1.Mode" json:"mode,omitempty"`
-	// fencing_token is set on grant, release and expire.
+	// fencing_token is set on grant, release, expire, grace and revive.
 	FencingToken  uint64 `protobuf:"varint,6,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
 	LogTimeMs     int64  `protobuf:"varint,7,opt,name=log_time_ms,json=logTimeMs,proto3" json:"log_time_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2265,7 +2368,7 @@ var File_lockstep_v1_lock_proto protoreflect.FileDescriptor
 
 const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\n" +
-	"\x16lockstep/v1/lock.proto\x12\vlockstep.v1\"\x86\x02\n" +
+	"\x16lockstep/v1/lock.proto\x12\vlockstep.v1\"\xa1\x02\n" +
 	"\x0eAcquireRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1b\n" +
 	"\tclient_id\x18\x02 \x01(\tR\bclientId\x12\x15\n" +
@@ -2275,7 +2378,8 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x06 \x01(\tR\trequestId\x12+\n" +
 	"\x06policy\x18\a \x01(\x0e2\x13.lockstep.v1.PolicyR\x06policy\x12\x18\n" +
-	"\apermits\x18\b \x01(\x03R\apermits\"\xfd\x01\n" +
+	"\apermits\x18\b \x01(\x03R\apermits\x12\x19\n" +
+	"\bgrace_ms\x18\t \x01(\x03R\agraceMs\"\xfd\x01\n" +
 	"\x0fAcquireResponse\x12\x18\n" +
 	"\agranted\x18\x01 \x01(\bR\agranted\x12\x19\n" +
 	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12#\n" +
@@ -2320,13 +2424,16 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"A\n" +
 	"\rStatusRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x14\n" +
-	"\x05stale\x18\x02 \x01(\bR\x05stale\"\xc2\x01\n" +
+	"\x05stale\x18\x02 \x01(\bR\x05stale\"\xbb\x02\n" +
 	"\x06Holder\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12+\n" +
 	"\x11lease_fingerprint\x18\x02 \x01(\tR\x10leaseFingerprint\x12%\n" +
 	"\x04mode\x18\x03 \x01(\x0e2\x11.lockstep.v1.ModeR\x04mode\x12#\n" +
 	"\rfencing_token\x18\x04 \x01(\x04R\ffencingToken\x12\"\n" +
-	"\rexpires_in_ms\x18\x05 \x01(\x03R\vexpiresInMs\"L\n" +
+	"\rexpires_in_ms\x18\x05 \x01(\x03R\vexpiresInMs\x12.\n" +
+	"\x05state\x18\x06 \x01(\x0e2\x18.lockstep.v1.HolderStateR\x05state\x12\x19\n" +
+	"\bgrace_ms\x18\a \x01(\x03R\agraceMs\x12,\n" +
+	"\x12grace_remaining_ms\x18\b \x01(\x03R\x10graceRemainingMs\"L\n" +
 	"\x06Waiter\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12%\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x11.lockstep.v1.ModeR\x04mode\"\xf0\x01\n" +
@@ -2377,7 +2484,7 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"mapVersion\x12\x12\n" +
 	"\x04view\x18\x03 \x01(\tR\x04view\x12'\n" +
 	"\x05nodes\x18\x04 \x03(\v2\x11.lockstep.v1.NodeR\x05nodes\x12*\n" +
-	"\x06shards\x18\x05 \x03(\v2\x12.lockstep.v1.ShardR\x06shards\"\x9c\x02\n" +
+	"\x06shards\x18\x05 \x03(\v2\x12.lockstep.v1.ShardR\x06shards\"\xb7\x02\n" +
 	"\x12AcquireManyRequest\x12\x1c\n" +
 	"\tresources\x18\x01 \x03(\tR\tresources\x12\x1b\n" +
 	"\tclient_id\x18\x02 \x01(\tR\bclientId\x12\x15\n" +
@@ -2387,7 +2494,8 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x06 \x01(\tR\trequestId\x12+\n" +
 	"\x06policy\x18\a \x01(\x0e2\x13.lockstep.v1.PolicyR\x06policy\x12(\n" +
-	"\x05order\x18\b \x01(\x0e2\x12.lockstep.v1.OrderR\x05order\"\x8b\x01\n" +
+	"\x05order\x18\b \x01(\x0e2\x12.lockstep.v1.OrderR\x05order\x12\x19\n" +
+	"\bgrace_ms\x18\t \x01(\x03R\agraceMs\"\x8b\x01\n" +
 	"\tManyLease\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x19\n" +
 	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12#\n" +
@@ -2433,14 +2541,18 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\x06Policy\x12\x16\n" +
 	"\x12POLICY_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vPOLICY_FIFO\x10\x01\x12\x15\n" +
-	"\x11POLICY_THROUGHPUT\x10\x02*3\n" +
+	"\x11POLICY_THROUGHPUT\x10\x02*Z\n" +
+	"\vHolderState\x12\x1c\n" +
+	"\x18HOLDER_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11HOLDER_STATE_HELD\x10\x01\x12\x16\n" +
+	"\x12HOLDER_STATE_GRACE\x10\x02*3\n" +
 	"\x05Order\x12\x15\n" +
 	"\x11ORDER_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fORDER_CANONICAL\x10\x01*T\n" +
 	"\bManyKind\x12\x19\n" +
 	"\x15MANY_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10MANY_KIND_ATOMIC\x10\x01\x12\x17\n" +
-	"\x13MANY_KIND_CANONICAL\x10\x02*\xdf\x01\n" +
+	"\x13MANY_KIND_CANONICAL\x10\x02*\x98\x02\n" +
 	"\x0eWatchEventKind\x12 \n" +
 	"\x1cWATCH_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16WATCH_EVENT_KIND_GRANT\x10\x01\x12\x1c\n" +
@@ -2448,7 +2560,9 @@ const file_lockstep_v1_lock_proto_rawDesc = "" +
 	"\x17WATCH_EVENT_KIND_EXPIRE\x10\x03\x12\x1c\n" +
 	"\x18WATCH_EVENT_KIND_ENQUEUE\x10\x04\x12\x19\n" +
 	"\x15WATCH_EVENT_KIND_JOIN\x10\x05\x12\x1b\n" +
-	"\x17WATCH_EVENT_KIND_CANCEL\x10\x062\xd3\x05\n" +
+	"\x17WATCH_EVENT_KIND_CANCEL\x10\x06\x12\x1a\n" +
+	"\x16WATCH_EVENT_KIND_GRACE\x10\a\x12\x1b\n" +
+	"\x17WATCH_EVENT_KIND_REVIVE\x10\b2\xd3\x05\n" +
 	"\x04Lock\x12D\n" +
 	"\aAcquire\x12\x1b.lockstep.v1.AcquireRequest\x1a\x1c.lockstep.v1.AcquireResponse\x12I\n" +
 	"\rAcquireStream\x12\x1b.lockstep.v1.AcquireRequest\x1a\x19.lockstep.v1.AcquireEvent0\x01\x12P\n" +
@@ -2473,92 +2587,94 @@ func file_lockstep_v1_lock_proto_rawDescGZIP() []byte {
 	return file_lockstep_v1_lock_proto_rawDescData
 }
 
-var file_lockstep_v1_lock_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_lockstep_v1_lock_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_lockstep_v1_lock_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_lockstep_v1_lock_proto_goTypes = []any{
 	(Mode)(0),                   // 0: lockstep.v1.Mode
 	(Policy)(0),                 // 1: lockstep.v1.Policy
-	(Order)(0),                  // 2: lockstep.v1.Order
-	(ManyKind)(0),               // 3: lockstep.v1.ManyKind
-	(WatchEventKind)(0),         // 4: lockstep.v1.WatchEventKind
-	(*AcquireRequest)(nil),      // 5: lockstep.v1.AcquireRequest
-	(*AcquireResponse)(nil),     // 6: lockstep.v1.AcquireResponse
-	(*AcquireEvent)(nil),        // 7: lockstep.v1.AcquireEvent
-	(*Queued)(nil),              // 8: lockstep.v1.Queued
-	(*ReleaseRequest)(nil),      // 9: lockstep.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),     // 10: lockstep.v1.ReleaseResponse
-	(*RenewRequest)(nil),        // 11: lockstep.v1.RenewRequest
-	(*RenewResponse)(nil),       // 12: lockstep.v1.RenewResponse
-	(*KeepAliveRequest)(nil),    // 13: lockstep.v1.KeepAliveRequest
-	(*KeepAliveResponse)(nil),   // 14: lockstep.v1.KeepAliveResponse
-	(*Error)(nil),               // 15: lockstep.v1.Error
-	(*StatusRequest)(nil),       // 16: lockstep.v1.StatusRequest
-	(*Holder)(nil),              // 17: lockstep.v1.Holder
-	(*Waiter)(nil),              // 18: lockstep.v1.Waiter
-	(*StatusResponse)(nil),      // 19: lockstep.v1.StatusResponse
-	(*ValidateRequest)(nil),     // 20: lockstep.v1.ValidateRequest
-	(*ValidateResponse)(nil),    // 21: lockstep.v1.ValidateResponse
-	(*ClusterRequest)(nil),      // 22: lockstep.v1.ClusterRequest
-	(*Node)(nil),                // 23: lockstep.v1.Node
-	(*Shard)(nil),               // 24: lockstep.v1.Shard
-	(*ClusterResponse)(nil),     // 25: lockstep.v1.ClusterResponse
-	(*AcquireManyRequest)(nil),  // 26: lockstep.v1.AcquireManyRequest
-	(*ManyLease)(nil),           // 27: lockstep.v1.ManyLease
-	(*AcquireManyResponse)(nil), // 28: lockstep.v1.AcquireManyResponse
-	(*WatchRequest)(nil),        // 29: lockstep.v1.WatchRequest
-	(*WatchEvent)(nil),          // 30: lockstep.v1.WatchEvent
-	(*WatchResponse)(nil),       // 31: lockstep.v1.WatchResponse
-	nil,                         // 32: lockstep.v1.WatchRequest.StartIndexEntry
-	nil,                         // 33: lockstep.v1.WatchResponse.StartIndexEntry
+	(HolderState)(0),            // 2: lockstep.v1.HolderState
+	(Order)(0),                  // 3: lockstep.v1.Order
+	(ManyKind)(0),               // 4: lockstep.v1.ManyKind
+	(WatchEventKind)(0),         // 5: lockstep.v1.WatchEventKind
+	(*AcquireRequest)(nil),      // 6: lockstep.v1.AcquireRequest
+	(*AcquireResponse)(nil),     // 7: lockstep.v1.AcquireResponse
+	(*AcquireEvent)(nil),        // 8: lockstep.v1.AcquireEvent
+	(*Queued)(nil),              // 9: lockstep.v1.Queued
+	(*ReleaseRequest)(nil),      // 10: lockstep.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),     // 11: lockstep.v1.ReleaseResponse
+	(*RenewRequest)(nil),        // 12: lockstep.v1.RenewRequest
+	(*RenewResponse)(nil),       // 13: lockstep.v1.RenewResponse
+	(*KeepAliveRequest)(nil),    // 14: lockstep.v1.KeepAliveRequest
+	(*KeepAliveResponse)(nil),   // 15: lockstep.v1.KeepAliveResponse
+	(*Error)(nil),               // 16: lockstep.v1.Error
+	(*StatusRequest)(nil),       // 17: lockstep.v1.StatusRequest
+	(*Holder)(nil),              // 18: lockstep.v1.Holder
+	(*Waiter)(nil),              // 19: lockstep.v1.Waiter
+	(*StatusResponse)(nil),      // 20: lockstep.v1.StatusResponse
+	(*ValidateRequest)(nil),     // 21: lockstep.v1.ValidateRequest
+	(*ValidateResponse)(nil),    // 22: lockstep.v1.ValidateResponse
+	(*ClusterRequest)(nil),      // 23: lockstep.v1.ClusterRequest
+	(*Node)(nil),                // 24: lockstep.v1.Node
+	(*Shard)(nil),               // 25: lockstep.v1.Shard
+	(*ClusterResponse)(nil),     // 26: lockstep.v1.ClusterResponse
+	(*AcquireManyRequest)(nil),  // 27: lockstep.v1.AcquireManyRequest
+	(*ManyLease)(nil),           // 28: lockstep.v1.ManyLease
+	(*AcquireManyResponse)(nil), // 29: lockstep.v1.AcquireManyResponse
+	(*WatchRequest)(nil),        // 30: lockstep.v1.WatchRequest
+	(*WatchEvent)(nil),          // 31: lockstep.v1.WatchEvent
+	(*WatchResponse)(nil),       // 32: lockstep.v1.WatchResponse
+	nil,                         // 33: lockstep.v1.WatchRequest.StartIndexEntry
+	nil,                         // 34: lockstep.v1.WatchResponse.StartIndexEntry
 }
 var file_lockstep_v1_lock_proto_depIdxs = []int32{
 	0,  // 0: lockstep.v1.AcquireRequest.mode:type_name -> lockstep.v1.Mode
 	1,  // 1: lockstep.v1.AcquireRequest.policy:type_name -> lockstep.v1.Policy
 	0,  // 2: lockstep.v1.AcquireResponse.mode:type_name -> lockstep.v1.Mode
-	8,  // 3: lockstep.v1.AcquireEvent.queued:type_name -> lockstep.v1.Queued
-	6,  // 4: lockstep.v1.AcquireEvent.result:type_name -> lockstep.v1.AcquireResponse
-	15, // 5: lockstep.v1.KeepAliveResponse.error:type_name -> lockstep.v1.Error
+	9,  // 3: lockstep.v1.AcquireEvent.queued:type_name -> lockstep.v1.Queued
+	7,  // 4: lockstep.v1.AcquireEvent.result:type_name -> lockstep.v1.AcquireResponse
+	16, // 5: lockstep.v1.KeepAliveResponse.error:type_name -> lockstep.v1.Error
 	0,  // 6: lockstep.v1.Holder.mode:type_name -> lockstep.v1.Mode
-	0,  // 7: lockstep.v1.Waiter.mode:type_name -> lockstep.v1.Mode
-	17, // 8: lockstep.v1.StatusResponse.holders:type_name -> lockstep.v1.Holder
-	18, // 9: lockstep.v1.StatusResponse.queue:type_name -> lockstep.v1.Waiter
-	23, // 10: lockstep.v1.ClusterResponse.nodes:type_name -> lockstep.v1.Node
-	24, // 11: lockstep.v1.ClusterResponse.shards:type_name -> lockstep.v1.Shard
-	0,  // 12: lockstep.v1.AcquireManyRequest.mode:type_name -> lockstep.v1.Mode
-	1,  // 13: lockstep.v1.AcquireManyRequest.policy:type_name -> lockstep.v1.Policy
-	2,  // 14: lockstep.v1.AcquireManyRequest.order:type_name -> lockstep.v1.Order
-	3,  // 15: lockstep.v1.AcquireManyResponse.kind:type_name -> lockstep.v1.ManyKind
-	27, // 16: lockstep.v1.AcquireManyResponse.leases:type_name -> lockstep.v1.ManyLease
-	32, // 17: lockstep.v1.WatchRequest.start_index:type_name -> lockstep.v1.WatchRequest.StartIndexEntry
-	4,  // 18: lockstep.v1.WatchEvent.kind:type_name -> lockstep.v1.WatchEventKind
-	0,  // 19: lockstep.v1.WatchEvent.mode:type_name -> lockstep.v1.Mode
-	33, // 20: lockstep.v1.WatchResponse.start_index:type_name -> lockstep.v1.WatchResponse.StartIndexEntry
-	30, // 21: lockstep.v1.WatchResponse.events:type_name -> lockstep.v1.WatchEvent
-	5,  // 22: lockstep.v1.Lock.Acquire:input_type -> lockstep.v1.AcquireRequest
-	5,  // 23: lockstep.v1.Lock.AcquireStream:input_type -> lockstep.v1.AcquireRequest
-	26, // 24: lockstep.v1.Lock.AcquireMany:input_type -> lockstep.v1.AcquireManyRequest
-	9,  // 25: lockstep.v1.Lock.Release:input_type -> lockstep.v1.ReleaseRequest
-	11, // 26: lockstep.v1.Lock.Renew:input_type -> lockstep.v1.RenewRequest
-	13, // 27: lockstep.v1.Lock.KeepAlive:input_type -> lockstep.v1.KeepAliveRequest
-	16, // 28: lockstep.v1.Lock.Status:input_type -> lockstep.v1.StatusRequest
-	20, // 29: lockstep.v1.Lock.Validate:input_type -> lockstep.v1.ValidateRequest
-	22, // 30: lockstep.v1.Lock.Cluster:input_type -> lockstep.v1.ClusterRequest
-	29, // 31: lockstep.v1.Lock.Watch:input_type -> lockstep.v1.WatchRequest
-	6,  // 32: lockstep.v1.Lock.Acquire:output_type -> lockstep.v1.AcquireResponse
-	7,  // 33: lockstep.v1.Lock.AcquireStream:output_type -> lockstep.v1.AcquireEvent
-	28, // 34: lockstep.v1.Lock.AcquireMany:output_type -> lockstep.v1.AcquireManyResponse
-	10, // 35: lockstep.v1.Lock.Release:output_type -> lockstep.v1.ReleaseResponse
-	12, // 36: lockstep.v1.Lock.Renew:output_type -> lockstep.v1.RenewResponse
-	14, // 37: lockstep.v1.Lock.KeepAlive:output_type -> lockstep.v1.KeepAliveResponse
-	19, // 38: lockstep.v1.Lock.Status:output_type -> lockstep.v1.StatusResponse
-	21, // 39: lockstep.v1.Lock.Validate:output_type -> lockstep.v1.ValidateResponse
-	25, // 40: lockstep.v1.Lock.Cluster:output_type -> lockstep.v1.ClusterResponse
-	31, // 41: lockstep.v1.Lock.Watch:output_type -> lockstep.v1.WatchResponse
-	32, // [32:42] is the sub-list for method output_type
-	22, // [22:32] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	2,  // 7: lockstep.v1.Holder.state:type_name -> lockstep.v1.HolderState
+	0,  // 8: lockstep.v1.Waiter.mode:type_name -> lockstep.v1.Mode
+	18, // 9: lockstep.v1.StatusResponse.holders:type_name -> lockstep.v1.Holder
+	19, // 10: lockstep.v1.StatusResponse.queue:type_name -> lockstep.v1.Waiter
+	24, // 11: lockstep.v1.ClusterResponse.nodes:type_name -> lockstep.v1.Node
+	25, // 12: lockstep.v1.ClusterResponse.shards:type_name -> lockstep.v1.Shard
+	0,  // 13: lockstep.v1.AcquireManyRequest.mode:type_name -> lockstep.v1.Mode
+	1,  // 14: lockstep.v1.AcquireManyRequest.policy:type_name -> lockstep.v1.Policy
+	3,  // 15: lockstep.v1.AcquireManyRequest.order:type_name -> lockstep.v1.Order
+	4,  // 16: lockstep.v1.AcquireManyResponse.kind:type_name -> lockstep.v1.ManyKind
+	28, // 17: lockstep.v1.AcquireManyResponse.leases:type_name -> lockstep.v1.ManyLease
+	33, // 18: lockstep.v1.WatchRequest.start_index:type_name -> lockstep.v1.WatchRequest.StartIndexEntry
+	5,  // 19: lockstep.v1.WatchEvent.kind:type_name -> lockstep.v1.WatchEventKind
+	0,  // 20: lockstep.v1.WatchEvent.mode:type_name -> lockstep.v1.Mode
+	34, // 21: lockstep.v1.WatchResponse.start_index:type_name -> lockstep.v1.WatchResponse.StartIndexEntry
+	31, // 22: lockstep.v1.WatchResponse.events:type_name -> lockstep.v1.WatchEvent
+	6,  // 23: lockstep.v1.Lock.Acquire:input_type -> lockstep.v1.AcquireRequest
+	6,  // 24: lockstep.v1.Lock.AcquireStream:input_type -> lockstep.v1.AcquireRequest
+	27, // 25: lockstep.v1.Lock.AcquireMany:input_type -> lockstep.v1.AcquireManyRequest
+	10, // 26: lockstep.v1.Lock.Release:input_type -> lockstep.v1.ReleaseRequest
+	12, // 27: lockstep.v1.Lock.Renew:input_type -> lockstep.v1.RenewRequest
+	14, // 28: lockstep.v1.Lock.KeepAlive:input_type -> lockstep.v1.KeepAliveRequest
+	17, // 29: lockstep.v1.Lock.Status:input_type -> lockstep.v1.StatusRequest
+	21, // 30: lockstep.v1.Lock.Validate:input_type -> lockstep.v1.ValidateRequest
+	23, // 31: lockstep.v1.Lock.Cluster:input_type -> lockstep.v1.ClusterRequest
+	30, // 32: lockstep.v1.Lock.Watch:input_type -> lockstep.v1.WatchRequest
+	7,  // 33: lockstep.v1.Lock.Acquire:output_type -> lockstep.v1.AcquireResponse
+	8,  // 34: lockstep.v1.Lock.AcquireStream:output_type -> lockstep.v1.AcquireEvent
+	29, // 35: lockstep.v1.Lock.AcquireMany:output_type -> lockstep.v1.AcquireManyResponse
+	11, // 36: lockstep.v1.Lock.Release:output_type -> lockstep.v1.ReleaseResponse
+	13, // 37: lockstep.v1.Lock.Renew:output_type -> lockstep.v1.RenewResponse
+	15, // 38: lockstep.v1.Lock.KeepAlive:output_type -> lockstep.v1.KeepAliveResponse
+	20, // 39: lockstep.v1.Lock.Status:output_type -> lockstep.v1.StatusResponse
+	22, // 40: lockstep.v1.Lock.Validate:output_type -> lockstep.v1.ValidateResponse
+	26, // 41: lockstep.v1.Lock.Cluster:output_type -> lockstep.v1.ClusterResponse
+	32, // 42: lockstep.v1.Lock.Watch:output_type -> lockstep.v1.WatchResponse
+	33, // [33:43] is the sub-list for method output_type
+	23, // [23:33] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_lockstep_v1_lock_proto_init() }
@@ -2578,7 +2694,7 @@ func file_lockstep_v1_lock_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lockstep_v1_lock_proto_rawDesc), len(file_lockstep_v1_lock_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
