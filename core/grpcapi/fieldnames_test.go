@@ -43,10 +43,10 @@ var grpcOnly = []string{"AcquireEvent", "Queued", "KeepAliveRequest", "KeepAlive
 
 // enumTwins are the JSON values of each proto enum.
 var enumTwins = map[string][]string{
-	"Mode":     {string(api.Exclusive), string(api.Shared)},
-	"Policy":   {string(api.FIFO), string(api.Throughput)},
-	"Order":    {string(api.OrderCanonical)},
-	"ManyKind": {string(api.KindAtomic), string(api.KindCanonical)},
+	"Mode":        {string(api.Exclusive), string(api.Shared)},
+	"Policy":      {string(api.FIFO), string(api.Throughput)},
+	"Order":       {string(api.OrderCanonical)},
+	"ManyKind":    {string(api.KindAtomic), string(api.KindCanonical)},
 	"HolderState": {string(api.HolderHeld), string(api.HolderGrace)},
 	"WatchEventKind": func() []string {
 		var kinds []string
