@@ -43,11 +43,10 @@ var grpcOnly = []string{"AcquireEvent", "Queued", "KeepAliveRequest", "KeepAlive
 
 // enumTwins are the JSON values of each proto enum.
 var enumTwins = map[string][]string{
-	"Mode":        {string(api.Exclusive), string(api.Shared)},
-	"Policy":      {string(api.FIFO), string(api.Throughput)},
-	"Order":       {string(api.OrderCanonical)},
-	"ManyKind":    {string(api.KindAtomic), string(api.KindCanonical)},
-	"HolderState": {string(api.HolderHeld), string(api.HolderGrace)},
+	"Mode":     {string(api.Exclusive), string(api.Shared)},
+	"Policy":   {string(api.FIFO), string(api.Throughput)},
+	"Order":    {string(api.OrderCanonical)},
+	"ManyKind": {string(api.KindAtomic), string(api.KindCanonical)},
 	"WatchEventKind": func() []string {
 		var kinds []string
 		for k := range watchKinds {
@@ -55,6 +54,7 @@ var enumTwins = map[string][]string{
 		}
 		return kinds
 	}(),
+	"HolderState": {string(api.HolderHeld), string(api.HolderGrace)},
 }
 
 // fieldDiff is one row of README's field table, for one message: the
