@@ -22,6 +22,8 @@ type acquireFlags struct {
 	// permits is --permits (acquire and lock only: acquire_many takes
 	// plain locks).
 	permits int
+	// grace is the lease's grace window (README "Grace window").
+	grace time.Duration
 }
 
 func (a *acquireFlags) register(cmd *cobra.Command, ttl, wait time.Duration) {
@@ -31,6 +33,7 @@ func (a *acquireFlags) register(cmd *cobra.Command, ttl, wait time.Duration) {
 	f.StringVar(&a.mode, "mode", "exclusive", "lock mode: exclusive or shared")
 	f.StringVar(&a.requestID, "request-id", "", "makes a retried acquire idempotent (same id and resources, same request; another resource is another request)")
 	f.BoolVar(&a.throughput, "throughput", false, "throughput policy: race other waiters instead of queueing in order")
+	f.DurationVar(&a.grace, "grace", 0, "grace window (at most --ttl): after the lease expires nobody else gets the lock that long, and a renew revives it with its token")
 }
 
 // registerPermits adds --permits, for the single-resource commands.
@@ -50,6 +53,8 @@ func (a *acquireFlags) check() error {
 		return usageError("--wait must be >= 0")
 	case a.mode != string(api.Exclusive) && a.mode != string(api.Shared):
 		return usageError("--mode must be exclusive or shared, not %q", a.mode)
+	case a.grace < 0 || a.grace.Milliseconds() > a.ttl.Milliseconds():
+		return usageError("--grace must be in 0..--ttl")
 	}
 	return nil
 }
@@ -87,7 +92,8 @@ func acquireCommand(g *globals) *cobra.Command {
 		Short: "Take a lease on RESOURCE and print it (nobody renews it: see lock)",
 		Example: `  lockctl acquire job --ttl 30s
   lockctl acquire job --ttl 30s --wait 1m --mode shared
-  lockctl acquire pool --ttl 30s --wait 1m --permits 3`,
+  lockctl acquire pool --ttl 30s --wait 1m --permits 3
+  lockctl acquire job --ttl 30s --grace 10s`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.check(); err != nil {
@@ -95,7 +101,7 @@ func acquireCommand(g *globals) *cobra.Command {
 			}
 			req := api.AcquireRequest{Resource: args[0], ClientID: g.clientIDOrDefault(), TTLMs: a.ttl.Milliseconds(),
 				Mode: api.Mode(a.mode), WaitMs: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy(),
-				Permits: int64(a.permits)}
+				Permits: int64(a.permits), GraceMs: a.grace.Milliseconds()}
 			var out api.AcquireResponse
 			if err := call(cmd.Context(), g, http.MethodPost, api.PathAcquire, req, &out, a.wait); err != nil {
 				return failed(err)

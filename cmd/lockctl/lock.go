@@ -86,7 +86,7 @@ func runLock(cmd *cobra.Command, g *globals, a acquireFlags, killAfter time.Dura
 	}
 	lease, err := c.Acquire(ctx, resource, client.AcquireOptions{
 		TTL: a.ttl, Wait: a.wait, Mode: api.Mode(a.mode), RequestID: a.requestID, Policy: a.policy(), KeepAlive: true,
-		Permits: a.permits,
+		Permits: a.permits, Grace: a.grace,
 	})
 	if errors.Is(err, client.ErrNotGranted) {
 		return &exitError{code: exitNotGranted, err: err}

@@ -30,7 +30,8 @@ Each lease is released on its own (lockctl release RESOURCE LEASE_ID).`,
 				return err
 			}
 			req := api.AcquireManyRequest{Resources: args, ClientID: g.clientIDOrDefault(), TTLMs: a.ttl.Milliseconds(),
-				Mode: api.Mode(a.mode), WaitMs: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy()}
+				Mode: api.Mode(a.mode), WaitMs: a.wait.Milliseconds(), RequestID: a.wireRequestID(args...), Policy: a.policy(),
+				GraceMs: a.grace.Milliseconds()}
 			if canonical {
 				req.Order = api.OrderCanonical
 			}

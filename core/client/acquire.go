@@ -51,6 +51,12 @@ type AcquireOptions struct {
 	// name the same N while it is held or waited for (else an *APIError
 	// with code permits_mismatch). 0 or 1: a plain lock.
 	Permits int
+	// Grace (0..TTL, whole ms) keeps the lock from everyone else for that
+	// long after the lease expires on the server (not after a release): a
+	// renew in that window, the keep-alive's included, revives the lease
+	// with its fencing token. The Lease is then not Valid past ValidUntil,
+	// yet not lost until Grace later (see Lease.Lost). 0 is none.
+	Grace time.Duration
 }
 
 func (o AcquireOptions) validate(resource string) error {
@@ -69,6 +75,8 @@ func (o AcquireOptions) validate(resource string) error {
 		return fmt.Errorf("lockstep: acquire %q: permits %d not in 0..%d", resource, o.Permits, api.MaxPermits)
 	case o.Permits > 1 && o.Mode == api.Shared:
 		return fmt.Errorf("lockstep: acquire %q: a semaphore's permits are exclusive, not shared", resource)
+	case o.Grace < 0 || o.Grace.Milliseconds() > o.TTL.Milliseconds():
+		return fmt.Errorf("lockstep: acquire %q: grace %v outside 0..TTL (%v)", resource, o.Grace, o.TTL)
 	}
 	if err := validRequestID(o.RequestID); err != nil {
 		return fmt.Errorf("lockstep: acquire %q: %w", resource, err)
@@ -106,6 +114,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 				RequestID: requestID,
 				Policy:    opts.Policy,
 				Permits:   int64(opts.Permits),
+				GraceMs:   opts.Grace.Milliseconds(),
 			},
 			timeout: waitLeft + c.attemptTimeout,
 		}
@@ -136,6 +145,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, opts AcquireOptio
 		validFrom: sent,
 		granted:   msDuration(resp.ExpiresInMs),
 		keepAlive: opts.KeepAlive,
+		grace:     opts.Grace,
 		ctx:       ctx,
 	}
 	g.validUntil = c.validUntil(sent, resp.ExpiresInMs)

@@ -46,6 +46,9 @@ type Lease struct {
 	expiry     *time.Timer
 	released   bool
 	releaseErr error
+	// grace is the lease's grace window (AcquireOptions.Grace): lost only
+	// that long after validUntil, not valid in between.
+	grace time.Duration
 
 	// Keep-alive handles; nil without keep-alive, immutable after newLease.
 	keepAliveStop context.CancelFunc
@@ -64,6 +67,7 @@ type leaseGrant struct {
 	validUntil   time.Time
 	lastRenewErr error
 	keepAlive    bool
+	grace        time.Duration
 	// ctx is the acquire context; the keep-alive keeps its values but not
 	// its cancellation, which only bounds the acquire.
 	ctx context.Context
@@ -81,6 +85,7 @@ func newLease(c *Client, g leaseGrant) *Lease {
 		validFrom:    g.validFrom,
 		granted:      g.granted,
 		lastRenewErr: g.lastRenewErr,
+		grace:        g.grace,
 		lost:         make(chan struct{}),
 		done:         make(chan struct{}),
 	}
@@ -92,7 +97,7 @@ func newLease(c *Client, g leaseGrant) *Lease {
 	// Armed under mu, after the keep-alive handles exist, so an immediately
 	// firing timer finds everything it stops.
 	l.mu.Lock()
-	l.expiry = time.AfterFunc(l.validUntil.Sub(c.now()), l.expire)
+	l.expiry = time.AfterFunc(l.lostAtLocked().Sub(c.now()), l.expire)
 	l.mu.Unlock()
 	if g.keepAlive {
 		l.startKeepAlive(keepAliveCtx)
@@ -125,18 +130,26 @@ func (l *Lease) ValidUntil() time.Time {
 }
 
 // Valid reports whether the lease is neither lost, released nor past
-// ValidUntil.
+// ValidUntil (a lease with a grace window is past ValidUntil, yet not lost,
+// while in it).
 func (l *Lease) Valid() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.checkExpiryLocked()
-	return l.err == nil && !l.released
+	return l.err == nil && !l.released && l.c.now().Before(l.validUntil)
 }
+
+// lostAtLocked is when the lease is presumed lost: ValidUntil, or for a
+// lease with a grace window the window's end after it. Until then a renew
+// may revive it.
+func (l *Lease) lostAtLocked() time.Time { return l.validUntil.Add(l.grace) }
 
 // Lost is closed once the lease is known or presumed lost: its validity
 // passed without a renewal (closed by a runtime timer, or as soon as Valid
 // or Err observe it on the configured clock), or the server refused a
-// renew or release (not_holder). A clean Release does not close it.
+// renew or release (not_holder). A clean Release does not close it. For a
+// lease with a grace window "its validity" includes the window: in it the
+// lease is not Valid (stop using its token) but a renew may revive it.
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
 // Done is closed once the lease ended, lost or released: like a context's
@@ -160,7 +173,7 @@ func (l *Lease) expire() {
 	if l.err != nil || l.released {
 		return
 	}
-	if left := l.validUntil.Sub(l.c.now()); left > 0 {
+	if left := l.lostAtLocked().Sub(l.c.now()); left > 0 {
 		// Fired early: a renewal raced the timer, or Now is not the runtime clock.
 		l.expiry.Reset(left)
 		return
@@ -168,10 +181,10 @@ func (l *Lease) expire() {
 	l.checkExpiryLocked()
 }
 
-// checkExpiryLocked marks the lease lost once the clock passed validUntil;
-// a released lease no longer expires.
+// checkExpiryLocked marks the lease lost once the clock passed validUntil
+// (and its grace window); a released lease no longer expires.
 func (l *Lease) checkExpiryLocked() {
-	if l.err != nil || l.released || l.c.now().Before(l.validUntil) {
+	if l.err != nil || l.released || l.c.now().Before(l.lostAtLocked()) {
 		return
 	}
 	err := ErrLeaseExpired
@@ -237,8 +250,10 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 	l.validFrom, l.granted = sent, msDuration(resp.ExpiresInMs)
 	l.token = cmp.Or(resp.FencingToken, l.token)
 	l.ttl = cmp.Or(ttl, l.ttl)
+	// The server cuts a grace window longer than a renewed TTL to it.
+	l.grace = min(l.grace, l.ttl)
 	l.lastRenewErr = nil
-	l.expiry.Reset(l.validUntil.Sub(l.c.now()))
+	l.expiry.Reset(l.lostAtLocked().Sub(l.c.now()))
 	return nil
 }
 

@@ -49,6 +49,7 @@ func (c *Client) AcquireMany(ctx context.Context, resources []string, opts Acqui
 			body: api.AcquireManyRequest{
 				Resources: resources, ClientID: c.clientID, TTLMs: opts.TTL.Milliseconds(), Mode: opts.Mode,
 				WaitMs: waitLeft.Milliseconds(), RequestID: requestID, Policy: opts.Policy, Order: opts.Order,
+				GraceMs: opts.Grace.Milliseconds(),
 			},
 			timeout: waitLeft + c.attemptTimeout,
 		}
@@ -76,7 +77,7 @@ func (c *Client) AcquireMany(ctx context.Context, resources []string, opts Acqui
 		}
 		g := leaseGrant{
 			resource: l.Resource, id: l.LeaseID, mode: cmp.Or(opts.Mode, api.Exclusive), token: l.FencingToken,
-			ttl: opts.TTL, validFrom: sent, granted: msDuration(l.ExpiresInMs), keepAlive: opts.KeepAlive, ctx: ctx,
+			ttl: opts.TTL, validFrom: sent, granted: msDuration(l.ExpiresInMs), keepAlive: opts.KeepAlive, grace: opts.Grace, ctx: ctx,
 		}
 		g.validUntil = c.validUntil(sent, l.ExpiresInMs)
 		if g.validUntil.Sub(c.now()) < opts.TTL/2 {
