@@ -65,6 +65,8 @@ type LockInput struct {
 	// lease's TTLNs.
 	TTLNs int64 `json:"ttl,omitempty"`
 	Wait  bool  `json:"wait,omitempty"`
+	// GraceNs is an acquire's grace window in ns (see lease.Grace).
+	GraceNs int64 `json:"grace,omitempty"`
 	// RequestID makes an acquire idempotent: every attempt with the same
 	// (ClientID, RequestID) names one request, granted at most once.
 	RequestID string `json:"request_id,omitempty"`
@@ -143,6 +145,10 @@ type HolderView struct {
 	Mode        string `json:"mode"`
 	Token       uint64 `json:"token"`
 	ExpiresAtNs int64  `json:"expires_at"`
+	// GraceUntilNs, for a holder listed in its grace window, is the
+	// window's end; ExpiresAtNs then only says the TTL ran out by the
+	// reply's log time (expires_in 0). 0 for a held lease.
+	GraceUntilNs int64 `json:"grace_until,omitempty"`
 }
 
 // DefaultTimeSlack is the slack of Lock: the HTTP API reports log time and
@@ -436,6 +442,9 @@ func DescribeLockOperation(in LockInput, out LockOutput) string {
 		}
 		if in.Permits > 1 {
 			wait += fmt.Sprintf(", permits=%d", in.Permits)
+		}
+		if in.GraceNs != 0 {
+			wait += ", grace=" + fmtTime(in.GraceNs)
 		}
 		call = fmt.Sprintf("acquire(%s %s, ttl=%s%s)", in.ClientID, shortMode(in.Mode), fmtTime(in.TTLNs), wait)
 	case Release:

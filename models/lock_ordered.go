@@ -218,6 +218,7 @@ func (sp lockSpec) mayTakeEffect(s lockState, in LockInput) lockState {
 		if in.TTLNs != 0 {
 			ttl = in.TTLNs
 			l.TTL = min(l.TTL, in.TTLNs) // a later TTL-0 renew reuses one of them
+			l.Grace = min(l.Grace, in.TTLNs)
 		}
 		l.ExpiresAt = min(l.ExpiresAt, s.logTime+ttl)
 		l.Open = true

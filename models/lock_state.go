@@ -42,6 +42,11 @@ type lease struct {
 	ExpiresAt int64
 	// TTL (ns) is what a renew with TTL 0 reuses; 0 when unknown.
 	TTL int64
+	// Grace (ns) is the lease's grace window: past ExpiresAt it holds
+	// nothing (validate says not valid) but still keeps others out, and a
+	// renew may revive it, until ExpiresAt+Grace (end). A renew to a
+	// shorter TTL cuts it to that TTL, as the server does.
+	Grace int64
 	// Open means an indefinite renew may have moved the expiry to an
 	// unknown later time, so the lease is only "possibly live" past
 	// ExpiresAt until some definite answer proves it dead or live.
@@ -149,13 +154,33 @@ type lockSpec struct {
 	slack int64
 }
 
+// certainlyLive: the lease surely still keeps the resource (held, or in
+// its grace window): no conflicting grant, no not_holder, listed by status.
 func (sp lockSpec) certainlyLive(l lease, now int64) bool {
+	return !l.MaybeGone && !l.Undelivered && l.end() > now+sp.slack
+}
+
+// certainlyValid: the lease is surely held, not merely in its grace
+// window: validate must call its token valid.
+func (sp lockSpec) certainlyValid(l lease, now int64) bool {
 	return !l.MaybeGone && !l.Undelivered && l.ExpiresAt > now+sp.slack
 }
 
-func (sp lockSpec) certainlyExpired(l lease, now int64) bool {
+// certainlyInGrace: the lease's TTL surely ran out (it cannot have been
+// renewed unseen): if it still exists, it is in its grace window, and
+// validate must not call its token valid.
+func (sp lockSpec) certainlyInGrace(l lease, now int64) bool {
 	return !l.Open && l.ExpiresAt <= now-sp.slack
 }
+
+// certainlyExpired: the lease and its grace window are surely over.
+func (sp lockSpec) certainlyExpired(l lease, now int64) bool {
+	return !l.Open && l.end() <= now-sp.slack
+}
+
+// end is when the lease stops keeping the resource: its expiry, plus its
+// grace window.
+func (l lease) end() int64 { return l.ExpiresAt + l.Grace }
 
 // find returns the index of the lease with id, or -1.
 func (s lockState) find(id string) int {
@@ -334,7 +359,7 @@ func (sp lockSpec) grantStep(s lockState, in LockInput, out LockOutput) ([]lockS
 	if n.find(leaseKey(out.LeaseID)) >= 0 {
 		return nil, fmt.Errorf("%w: lease %s granted again", errConflict, leaseKey(out.LeaseID))
 	}
-	n, err = sp.admit(n, lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAtNs, TTL: in.TTLNs}, in.Permits)
+	n, err = sp.admit(n, lease{ID: leaseKey(out.LeaseID), Mode: normalizeMode(in.Mode), Token: out.Token, ExpiresAt: out.ExpiresAtNs, TTL: in.TTLNs, Grace: in.GraceNs}, in.Permits)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +396,7 @@ func (sp lockSpec) admit(n lockState, l lease, permits int64) (lockState, error)
 		}
 		if sp.certainlyLive(o, n.logTime) {
 			return n, fmt.Errorf("%w: %s %s (#%d) held at %s while %s %s (#%d) lives until %s",
-				errConflict, shortMode(l.Mode), l.ID, l.Token, fmtTime(n.logTime), shortMode(o.Mode), o.ID, o.Token, fmtTime(o.ExpiresAt))
+				errConflict, shortMode(l.Mode), l.ID, l.Token, fmtTime(n.logTime), shortMode(o.Mode), o.ID, o.Token, fmtTime(o.end()))
 		}
 	}
 	n.leases = keep
@@ -409,10 +434,20 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 		}
 		// Already known (a status revealed it); now a client holds it.
 		k.Undelivered = false
+		if k.Grace == 0 {
+			k.Grace = in.GraceNs
+		}
 		return []lockState{n.with(k)}, nil
 	}
 	if slices.ContainsFunc(n.leases, func(o lease) bool { return o.Token == l.Token }) {
 		return nil, fmt.Errorf("%w: %s shares #%d", errTokenOrder, l.ID, l.Token)
+	}
+	if !sp.certainlyValid(l, n.logTime) && in.GraceNs > 0 {
+		// Reported expired (expires_in 0): in its grace window, or over.
+		// Its expiry is only bounded above by the answer, so the window's
+		// end too: it may have made way for others already, and never
+		// blocks anyone (as after an indefinite release).
+		l.Grace, l.MaybeGone = in.GraceNs, true
 	}
 	if !sp.certainlyLive(l, n.logTime) {
 		// Over (or nearly) by now: nothing to hold against anyone.
@@ -430,7 +465,7 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 		// the sooner of the two, and maybe later. Only a holder live
 		// through renewedAt surely overlapped G; one that expires sooner
 		// may have made way for it.
-		l.ExpiresAt, l.Open = min(out.ExpiresAtNs, n.logTime+in.TTLNs), true
+		l.ExpiresAt, l.Open, l.Grace = min(out.ExpiresAtNs, n.logTime+in.TTLNs), true, in.GraceNs
 		judged := n
 		judged.logTime = max(n.logTime, in.renewedAt)
 		judged, err = sp.admit(judged, l, in.Permits)
@@ -440,6 +475,7 @@ func (sp lockSpec) lateGrant(s lockState, in LockInput, out LockOutput, granted 
 		judged.logTime = n.logTime
 		return []lockState{judged}, nil
 	}
+	l.Grace = in.GraceNs
 	n, err = sp.admit(n, l, in.Permits)
 	if err != nil {
 		return nil, err
@@ -494,6 +530,7 @@ func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState
 		l := s.leases[i]
 		if in.TTLNs != 0 {
 			l.TTL = in.TTLNs
+			l.Grace = min(l.Grace, l.TTL)
 		}
 		l.ExpiresAt = s.logTime + l.TTL
 		l.Open = true
@@ -518,6 +555,7 @@ func (sp lockSpec) renew(s lockState, in LockInput, out LockOutput) ([]lockState
 		}
 		if in.TTLNs != 0 {
 			l.TTL = in.TTLNs
+			l.Grace = min(l.Grace, l.TTL) // the server cuts it to the new TTL
 		}
 		if want := out.LogTimeNs + ttl; ttl != 0 && (out.ExpiresAtNs < want-sp.slack || out.ExpiresAtNs > want+sp.slack) {
 			return nil, fmt.Errorf("%w: renew of %s at %s answered %s, want %s", errRenewExpiry, l.ID,
@@ -548,7 +586,7 @@ func (sp lockSpec) notHolder(s lockState, id string, logTime int64) ([]lockState
 			// answer then reflects: nothing to deduce about log time.
 			return []lockState{s.without(i)}, nil
 		}
-		n, err := sp.advance(s, max(s.logTime, s.leases[i].ExpiresAt-sp.slack))
+		n, err := sp.advance(s, max(s.logTime, s.leases[i].end()-sp.slack))
 		if err != nil {
 			return nil, err
 		}
@@ -566,7 +604,7 @@ func (sp lockSpec) notHolder(s lockState, id string, logTime int64) ([]lockState
 		return []lockState{n}, nil
 	}
 	if l := n.leases[i]; sp.certainlyLive(l, logTime) {
-		return nil, fmt.Errorf("%w: %s lives until %s, answered at %s", errFalseNotHolder, id, fmtTime(l.ExpiresAt), fmtTime(logTime))
+		return nil, fmt.Errorf("%w: %s lives until %s, answered at %s", errFalseNotHolder, id, fmtTime(l.end()), fmtTime(logTime))
 	}
 	// Maybe live only (open, or within the slack): the answer proves it dead.
 	return []lockState{n.without(i)}, nil
@@ -585,7 +623,7 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 	reported := make(map[string]HolderView, len(out.Holders))
 	exclusive := 0
 	for _, h := range out.Holders {
-		if h.ExpiresAtNs <= n.logTime-sp.slack {
+		if max(h.ExpiresAtNs, h.GraceUntilNs) <= n.logTime-sp.slack {
 			continue
 		}
 		if _, dup := reported[h.Fingerprint]; dup {
@@ -604,7 +642,7 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 		h, ok := reported[l.ID]
 		if !ok {
 			if sp.certainlyLive(l, n.logTime) {
-				return nil, fmt.Errorf("%w: %s missing, lives until %s", errStatusMismatch, l.ID, fmtTime(l.ExpiresAt))
+				return nil, fmt.Errorf("%w: %s missing, lives until %s", errStatusMismatch, l.ID, fmtTime(l.end()))
 			}
 			continue // maybe live only, and now proven dead
 		}
@@ -612,13 +650,30 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 		if h.Token != l.Token || normalizeMode(h.Mode) != l.Mode {
 			return nil, fmt.Errorf("%w: %s reported %s#%d, granted %s#%d", errStatusMismatch, l.ID, shortMode(h.Mode), h.Token, shortMode(l.Mode), l.Token)
 		}
-		tooEarly := h.ExpiresAtNs < l.ExpiresAt-sp.slack
-		tooLate := !l.Open && h.ExpiresAtNs > l.ExpiresAt+sp.slack
-		if tooEarly || tooLate {
-			return nil, fmt.Errorf("%w: %s reported expiry %s, known %s", errStatusMismatch, l.ID, fmtTime(h.ExpiresAtNs), fmtTime(l.ExpiresAt))
-		}
-		if l.Open {
-			l.ExpiresAt, l.Open = h.ExpiresAtNs, false
+		if h.GraceUntilNs != 0 {
+			// In its grace window: the TTL ran out by now, and the window
+			// ends at expiry plus grace (learnt here for a phantom).
+			if l.Grace == 0 && l.Undelivered {
+				l.Grace = h.GraceUntilNs - l.ExpiresAt
+			}
+			expired := h.GraceUntilNs - l.Grace
+			if l.Grace == 0 || expired > n.logTime+sp.slack || expired < l.ExpiresAt-sp.slack ||
+				!l.Open && expired > l.ExpiresAt+sp.slack {
+				return nil, fmt.Errorf("%w: %s reported in its grace window until %s, known expiry %s grace %s",
+					errStatusMismatch, l.ID, fmtTime(h.GraceUntilNs), fmtTime(l.ExpiresAt), fmtTime(l.Grace))
+			}
+			if l.Open {
+				l.ExpiresAt, l.Open = expired, false
+			}
+		} else {
+			tooEarly := h.ExpiresAtNs < l.ExpiresAt-sp.slack
+			tooLate := !l.Open && h.ExpiresAtNs > l.ExpiresAt+sp.slack
+			if tooEarly || tooLate {
+				return nil, fmt.Errorf("%w: %s reported expiry %s, known %s", errStatusMismatch, l.ID, fmtTime(h.ExpiresAtNs), fmtTime(l.ExpiresAt))
+			}
+			if l.Open {
+				l.ExpiresAt, l.Open = h.ExpiresAtNs, false
+			}
 		}
 		// Listed, so not released (yet): a phantom, being a new grant,
 		// never carries the id of a lease the model knows.
@@ -640,7 +695,13 @@ func (sp lockSpec) status(s lockState, out LockOutput) ([]lockState, error) {
 		// Later grants come after this phantom in log order, so they must
 		// exceed its token too.
 		n.tokenFloor = max(n.tokenFloor, h.Token+1)
-		next = append(next, lease{ID: id, Mode: normalizeMode(h.Mode), Token: h.Token, ExpiresAt: h.ExpiresAtNs, Undelivered: true})
+		phantom := lease{ID: id, Mode: normalizeMode(h.Mode), Token: h.Token, ExpiresAt: h.ExpiresAtNs, Undelivered: true}
+		if h.GraceUntilNs != 0 {
+			// Its expiry is unknown (at most now): the window's end is
+			// what bounds it.
+			phantom.Grace = h.GraceUntilNs - h.ExpiresAtNs
+		}
+		next = append(next, phantom)
 	}
 	slices.SortFunc(next, func(a, b lease) int { return cmp.Compare(a.ID, b.ID) })
 	n.leases = next
@@ -665,6 +726,7 @@ func (s lockState) hash() uint64 {
 		h.add(l.Token)
 		h.add(uint64(l.ExpiresAt))
 		h.add(uint64(l.TTL))
+		h.add(uint64(l.Grace))
 		h.add(uint64(boolBit(l.Open) | boolBit(l.MaybeGone)<<1 | boolBit(l.Undelivered)<<2))
 	}
 	h.add(uint64(len(s.requests)))

@@ -9,6 +9,7 @@ import (
 var (
 	errFalseInvalid   = errors.New("validate said not valid for a certainly live holder's token")
 	errValidNotHolder = errors.New("validate said valid for a token no possible holder carries")
+	errValidInGrace   = errors.New("validate said valid for a lease whose TTL surely ran out (in its grace window)")
 )
 
 // validate judges a validate reply at its log time: valid must equal "the
@@ -29,11 +30,14 @@ func (sp lockSpec) validate(s lockState, in LockInput, out LockOutput) ([]lockSt
 	}
 	i := slices.IndexFunc(n.leases, func(l lease) bool { return l.Token == in.Token })
 	switch {
-	case !out.Valid && i >= 0 && sp.certainlyLive(n.leases[i], n.logTime):
+	case !out.Valid && i >= 0 && sp.certainlyValid(n.leases[i], n.logTime):
 		return nil, fmt.Errorf("%w: #%d (%s) lives until %s, answered at %s", errFalseInvalid, in.Token, n.leases[i].ID,
 			fmtTime(n.leases[i].ExpiresAt), fmtTime(n.logTime))
 	case out.Valid && i < 0 && n.phantoms == 0:
 		return nil, fmt.Errorf("%w: #%d at %s", errValidNotHolder, in.Token, fmtTime(n.logTime))
+	case out.Valid && i >= 0 && sp.certainlyInGrace(n.leases[i], n.logTime):
+		return nil, fmt.Errorf("%w: #%d (%s) expired at %s, answered at %s", errValidInGrace, in.Token, n.leases[i].ID,
+			fmtTime(n.leases[i].ExpiresAt), fmtTime(n.logTime))
 	}
 	return []lockState{n}, nil
 }
