@@ -49,7 +49,7 @@ func checkAssumptions(h *History, f *findings) {
 	}
 	checkClientsSequential(h.Ops, bad)
 	for i, ev := range h.Trace {
-		if !slices.Contains([]string{KindEnqueue, KindGrant, KindRelease, KindExpire, KindCancel, KindRenew, KindFreed, KindJoin}, ev.Kind) {
+		if !slices.Contains([]string{KindEnqueue, KindGrant, KindRelease, KindExpire, KindCancel, KindRenew, KindFreed, KindJoin, KindGrace, KindRevive}, ev.Kind) {
 			bad(ev.Resource, "trace event %d has unknown kind %q", i, ev.Kind)
 		} else if ev.Resource == "" {
 			bad("", "trace event %d (%s) has no resource", i, ev.Kind)

@@ -17,6 +17,10 @@ import (
 //     window (plus RecoveryBound) overlaps the wait, since a cluster without
 //     a leader applies nothing.
 //
+// A lease with a grace window is due, and must be freed, at its expiry
+// plus the window (an expire before that is a violation too), unless a
+// renew in the window revived it.
+//
 // Together they cover a lock that sits idle with a crashed holder next to
 // locks renewed steadily: only the leader's tick frees the idle one.
 func checkExpiry(h *History, trace []TraceEvent, opts Options, f *findings) (judged int) {
@@ -49,6 +53,12 @@ func checkExpiry(h *History, trace []TraceEvent, opts Options, f *findings) (jud
 		}
 		first := es[i]
 		judged++
+		if l.grace > 0 && l.expired && l.freedAt < l.expires {
+			f.add(Violation{Check: CheckExpiry, Resource: l.resource, LeaseIDs: []string{l.lease}, Index: l.freedIndex,
+				Message: fmt.Sprintf("lease %s on %q expired at %s, before its grace window ended at %s",
+					l.lease, l.resource, fmtNs(l.freedAt), fmtNs(l.expires))})
+			continue
+		}
 		if !l.freed || l.freedIndex > first.Index {
 			f.add(Violation{Check: CheckExpiry, Resource: l.resource, LeaseIDs: []string{l.lease}, Index: first.Index,
 				Message: fmt.Sprintf("lease %s on %q expiring at %s is still held after index %d (log time %s)",

@@ -110,16 +110,24 @@ func checkLogTimeOrder(trace []TraceEvent, f *findings) {
 	}
 }
 
-// segment is a span [Start, End) of log time in which a lease was held.
+// segment is a span [Start, End) of log time in which a lease was held,
+// and [Start, Block) in which it kept the resource: End, or for a lease
+// with a grace window up to End plus the window, ended sooner by a
+// release, the window's expiry or a revive (which opens a new span).
 type segment struct {
 	Resource, Lease string
 	Exclusive       bool
 	Start, End      int64
+	Block           int64
 	Index           uint64 // log index where the span began
 	// Permits is the N of the semaphore the lease is a permit of (its
 	// grant's TraceEvent.Permits), 0 for a plain lock.
 	Permits int
 }
+
+// blockEnd is when the segment stopped keeping its resource (Block, never
+// before End).
+func (s segment) blockEnd() int64 { return max(s.Block, s.End) }
 
 // leaseSegments derives from the trace when each lease was held. A lease is
 // held from its grant until the earlier of its expiry and its release or
@@ -129,6 +137,7 @@ func leaseSegments(trace []TraceEvent) []segment {
 	type open struct {
 		seg     segment
 		expires int64
+		grace   int64
 		held    bool
 	}
 	leases := make(map[[2]string]*open)
@@ -136,6 +145,7 @@ func leaseSegments(trace []TraceEvent) []segment {
 	var out []segment
 	closeAt := func(o *open, end int64) {
 		o.seg.End = min(o.expires, end)
+		o.seg.Block = max(o.seg.End, min(o.expires+o.grace, end))
 		out = append(out, o.seg)
 		o.held = false
 	}
@@ -154,18 +164,20 @@ func leaseSegments(trace []TraceEvent) []segment {
 			}
 			o.seg = segment{Resource: ev.Resource, Lease: ev.LeaseID, Exclusive: isExclusive(ev.Mode), Start: ev.LogTime, Index: ev.Index,
 				Permits: ev.Permits}
-			o.expires, o.held = ev.ExpiresAt, true
-		case KindRenew:
+			o.expires, o.grace, o.held = ev.ExpiresAt, ev.Grace, true
+		case KindRenew, KindRevive:
 			if o == nil {
 				continue // renew of a lease never granted: nothing held
 			}
 			if o.held && ev.LogTime >= o.expires {
-				closeAt(o, o.expires)
+				// Past its expiry: only a revive in the grace window kept
+				// the resource until now.
+				closeAt(o, ev.LogTime)
 			}
 			if !o.held {
 				o.seg.Start, o.seg.Index, o.held = ev.LogTime, ev.Index, true
 			}
-			o.expires = ev.ExpiresAt
+			o.expires, o.grace = ev.ExpiresAt, ev.Grace
 		case KindRelease, KindExpire:
 			if o != nil && o.held {
 				closeAt(o, ev.LogTime)
@@ -174,7 +186,7 @@ func leaseSegments(trace []TraceEvent) []segment {
 	}
 	for _, key := range order {
 		if o := leases[key]; o.held {
-			closeAt(o, o.expires)
+			closeAt(o, o.expires+o.grace)
 		}
 	}
 	return out
@@ -192,7 +204,7 @@ func checkOverlaps(segs []segment, f *findings) {
 	var active []segment
 	resource := ""
 	for _, s := range segs {
-		if s.End <= s.Start {
+		if s.blockEnd() <= s.Start {
 			continue
 		}
 		// Reset on the first non-empty segment of each resource (an empty
@@ -200,7 +212,7 @@ func checkOverlaps(segs []segment, f *findings) {
 		if s.Resource != resource {
 			active, resource = active[:0], s.Resource
 		}
-		active = slices.DeleteFunc(active, func(a segment) bool { return a.End <= s.Start })
+		active = slices.DeleteFunc(active, func(a segment) bool { return a.blockEnd() <= s.Start })
 		checkPermitCount(s, active, f)
 		for _, a := range active {
 			if !a.Exclusive && !s.Exclusive || a.Permits > 1 && s.Permits > 1 {
@@ -210,10 +222,13 @@ func checkOverlaps(segs []segment, f *findings) {
 			if !a.Exclusive || !s.Exclusive {
 				kind = "exclusive and shared holders"
 			}
+			if a.End <= s.Start {
+				kind += " (the first in its grace window)"
+			}
 			f.add(Violation{
 				Check: CheckFencing, Resource: s.Resource, LeaseIDs: []string{a.Lease, s.Lease}, Index: s.Index,
 				Message: fmt.Sprintf("overlapping %s on %q: %s [%s, %s) and %s [%s, %s) in log time",
-					kind, s.Resource, a.Lease, fmtNs(a.Start), fmtNs(a.End), s.Lease, fmtNs(s.Start), fmtNs(s.End)),
+					kind, s.Resource, a.Lease, fmtNs(a.Start), fmtNs(a.blockEnd()), s.Lease, fmtNs(s.Start), fmtNs(s.blockEnd())),
 			})
 		}
 		active = append(active, s)

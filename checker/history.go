@@ -101,6 +101,12 @@ const (
 	// semaphore a permit); the
 	// checks ignore it (throughput-mode racers are woken by it).
 	KindFreed = "freed"
+	// KindGrace: a lease with a grace window outlived its TTL; it keeps
+	// the resource until ExpiresAt+Grace unless revived or released.
+	KindGrace = "grace"
+	// KindRevive: a renew in the grace window revived the lease (a renew,
+	// for every check but its kind).
+	KindRevive = "revive"
 )
 
 // TraceEvent is one committed state-machine event, deduplicated across
@@ -121,6 +127,9 @@ type TraceEvent struct {
 	Mode      string `json:"mode,omitempty"`
 	Token     uint64 `json:"token,omitempty"`
 	ExpiresAt int64  `json:"expires_at,omitempty"`
+	// Grace is the lease's grace window (ns): it keeps the resource until
+	// ExpiresAt+Grace (lock.Lease.GraceMs); 0 for none.
+	Grace int64 `json:"grace,omitempty"`
 	// Many, on the enqueue, join, cancel and grant events of a multi
 	// request (acquire_many), is the request's lease id (lock.Event.Many)
 	// and ManySize its number of resources; empty for single requests.

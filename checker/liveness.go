@@ -101,11 +101,12 @@ func stableLogTimes(entries []Entry, stable int64) map[int]int64 {
 	return out
 }
 
-// leaseLife is a lease's last known expiry and when (if ever) it was freed.
+// leaseLife is a lease's last known expiry (plus its grace window, grace)
+// and when (if ever) it was freed, and whether by expiring.
 type leaseLife struct {
 	resource, lease string
-	expires         int64
-	freed           bool
+	expires, grace  int64
+	freed, expired  bool
 	freedAt         int64
 	freedIndex      uint64
 }
@@ -125,14 +126,16 @@ func leaseLives(trace []TraceEvent) []*leaseLife {
 				byKey[key] = l
 				out = append(out, l)
 			}
-			l.expires, l.freed = ev.ExpiresAt, false
-		case KindRenew:
+			// A lease with a grace window keeps the resource, and must
+			// be freed, only once the window after its expiry is over.
+			l.expires, l.grace, l.freed = ev.ExpiresAt+ev.Grace, ev.Grace, false
+		case KindRenew, KindRevive:
 			if l != nil {
-				l.expires, l.freed = ev.ExpiresAt, false
+				l.expires, l.grace, l.freed = ev.ExpiresAt+ev.Grace, ev.Grace, false
 			}
 		case KindRelease, KindExpire:
 			if l != nil && !l.freed {
-				l.freed, l.freedAt, l.freedIndex = true, ev.LogTime, ev.Index
+				l.freed, l.freedAt, l.freedIndex, l.expired = true, ev.LogTime, ev.Index, ev.Kind == KindExpire
 			}
 		}
 	}

@@ -54,7 +54,7 @@ func orphanedLeases(h *History, trace []TraceEvent) map[string][]span {
 		if ev.Kind != KindGrant || ev.LeaseID == "" {
 			continue
 		}
-		to := ev.ExpiresAt
+		to := ev.ExpiresAt + ev.Grace
 		l := lives[[2]string{ev.Resource, ev.LeaseID}]
 		freedAt, freed := int64(0), l != nil && l.freed
 		if freed {

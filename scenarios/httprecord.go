@@ -89,7 +89,7 @@ func lockInput(req *http.Request, body []byte) (models.LockInput, bool) {
 			return models.LockInput{}, false
 		}
 		return models.LockInput{Op: models.Acquire, Resource: a.Resource, ClientID: a.ClientID, Mode: string(a.Mode),
-			TTLNs: ms(a.TTLMs), Wait: a.WaitMs > 0, RequestID: a.RequestID, Policy: string(a.Policy), Permits: a.Permits}, true
+			TTLNs: ms(a.TTLMs), Wait: a.WaitMs > 0, RequestID: a.RequestID, Policy: string(a.Policy), Permits: a.Permits, GraceNs: ms(a.GraceMs)}, true
 	case api.PathAcquireMany:
 		var a api.AcquireManyRequest
 		if json.Unmarshal(body, &a) != nil || a.Order != "" {
@@ -98,7 +98,7 @@ func lockInput(req *http.Request, body []byte) (models.LockInput, bool) {
 			return models.LockInput{}, false
 		}
 		return models.LockInput{Op: models.AcquireMany, Resources: a.Resources, ClientID: a.ClientID, Mode: string(a.Mode),
-			TTLNs: ms(a.TTLMs), Wait: a.WaitMs > 0, RequestID: a.RequestID, Policy: string(a.Policy)}, true
+			TTLNs: ms(a.TTLMs), Wait: a.WaitMs > 0, RequestID: a.RequestID, Policy: string(a.Policy), GraceNs: ms(a.GraceMs)}, true
 	case api.PathRelease:
 		var r api.ReleaseRequest
 		if json.Unmarshal(body, &r) != nil {
@@ -202,8 +202,12 @@ func lockOutput(in models.LockInput, status int, body []byte) models.LockOutput 
 			out.Queue = append(out.Queue, models.WaiterView{Client: w.ClientID, Mode: string(w.Mode)})
 		}
 		for _, h := range st.Holders {
-			out.Holders = append(out.Holders, models.HolderView{Fingerprint: h.LeaseFingerprint, Mode: string(h.Mode),
-				Token: h.FencingToken, ExpiresAtNs: ms(st.LogTimeMs + h.ExpiresInMs)})
+			hv := models.HolderView{Fingerprint: h.LeaseFingerprint, Mode: string(h.Mode),
+				Token: h.FencingToken, ExpiresAtNs: ms(st.LogTimeMs + h.ExpiresInMs)}
+			if h.State == api.HolderGrace {
+				hv.GraceUntilNs = ms(st.LogTimeMs + h.GraceRemainingMs)
+			}
+			out.Holders = append(out.Holders, hv)
 		}
 		return out
 	case models.Validate:

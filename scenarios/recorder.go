@@ -153,7 +153,7 @@ func (r *recorder) event(nodeID string, group int, ev lock.Event) {
 	te := checker.TraceEvent{
 		Group: group, Index: ev.Index, Slot: ev.Slot, LogTime: ev.LogTime, Kind: ev.Kind.String(), Resource: ev.Resource,
 		LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID, Mode: ev.Lease.Mode.String(),
-		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt, Hosts: ev.Hosts, Permits: int(ev.Permits), Deadlock: ev.Deadlock,
+		Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt, Grace: ev.Lease.GraceMs * int64(time.Millisecond), Hosts: ev.Hosts, Permits: int(ev.Permits), Deadlock: ev.Deadlock,
 	}
 	if !ev.Many.IsZero() {
 		te.Many, te.ManySize = ev.Many.String(), ev.ManySize
