@@ -1,10 +1,13 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/lockstep/lockstep/core/ctxtime"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -88,6 +91,13 @@ type Workload struct {
 	// DeadlockRings, when set, replaces every client's loop with rings
 	// that build wait-for cycles and chains on purpose (rings.go).
 	DeadlockRings *DeadlockRings `json:"deadlock_rings,omitempty"`
+	// GraceProb is the share of acquires that ask for a grace window of
+	// GraceMs (at most their TTL): past its expiry the lease keeps the
+	// resource that long, and a renew in it revives the lease. A client
+	// that resumes from a pause with such a lease renews it first and
+	// holds on if it was revived.
+	GraceProb float64  `json:"grace_prob,omitempty"`
+	GraceMs   [2]int64 `json:"grace_ms,omitempty"`
 }
 
 // workload runs the clients of one scenario run. Every client is the real
@@ -118,6 +128,9 @@ type client struct {
 	// shard routing off, a random member first.
 	validators []*lockclient.Client
 	gate       *pauseGate
+	// http is the client's recorded HTTP stack, for the requests it sends
+	// without the Go client (staleRenew).
+	http *http.Client
 	// requests numbers the client's own request ids.
 	requests int
 	// sent are the client's latest acquires (ReuseIDProb draws from them).
@@ -161,6 +174,7 @@ func newWorkload(w Workload, c Target, rec *recorder, seed uint64) (*workload, e
 		httpClient := &http.Client{Transport: &recordingTransport{
 			inner: c.Transport(cl.name), rec: rec, gate: cl.gate,
 		}}
+		cl.http = httpClient
 		random := rand.New(rand.NewPCG(seeds.Uint64(), seeds.Uint64()))
 		if gw, ok := c.(Gatewayed); ok && gw.GatewayURL() != "" {
 			// One client for every group: the gateway routes, so the
@@ -367,6 +381,11 @@ func (wl *workload) plan(cl *client) (lockclient.AcquireOptions, time.Duration) 
 	if cl.rng.Float64() < wl.w.SharedIDProb {
 		opts.RequestID = fmt.Sprintf("shared-%d", cl.rng.IntN(sharedRequestIDs))
 	}
+	// Drawn only when grace is on, so other scenarios keep their seeded
+	// schedules.
+	if wl.w.GraceProb > 0 && cl.rng.Float64() < wl.w.GraceProb {
+		opts.Grace = min(between(cl.rng, wl.w.GraceMs), opts.TTL)
+	}
 	var giveUp time.Duration
 	if wait > 0 && cl.rng.Float64() < wl.w.CancelWaitProb {
 		giveUp = time.Duration(cl.rng.Int64N(int64(wait)))
@@ -468,6 +487,14 @@ func (wl *workload) hold(ctx context.Context, cl *client, leases []*lockclient.L
 	for steps := 0; steps < 8 && ctx.Err() == nil; steps++ {
 		if d := cl.gate.left(); d > 0 {
 			_ = ctxtime.Sleep(ctx, d)
+			if opts.Grace > 0 {
+				if wl.revive(ctx, leases, opts) {
+					continue
+				}
+				for _, l := range leases {
+					wl.staleRenew(ctx, cl, l)
+				}
+			}
 			for _, l := range leases {
 				if wl.fenced(l.Resource(), l.Mode()) {
 					wl.rec.fenced.Write(l.Resource(), cl.name, l.ID(), l.Token(), false)
@@ -477,6 +504,11 @@ func (wl *workload) hold(ctx context.Context, cl *client, leases []*lockclient.L
 			return
 		}
 		if slices.ContainsFunc(leases, func(l *lockclient.Lease) bool { return !l.Valid() }) {
+			// Past its validity a lease with a grace window may yet be
+			// revived: nobody else can hold it meanwhile.
+			if opts.Grace > 0 && wl.revive(ctx, leases, opts) {
+				continue
+			}
 			wl.releaseValid(ctx, leases)
 			return
 		}
@@ -511,6 +543,50 @@ func (wl *workload) hold(ctx context.Context, cl *client, leases []*lockclient.L
 		wl.release(ctx, l)
 	}
 	wl.maybeValidate(ctx, cl, leases)
+}
+
+// revive renews leases with a grace window after a pause, as a client
+// that knows its lease may wait in its window would, and reports whether
+// every one is valid again (renewed in time, or revived in the window).
+// A lease lost for good is not renewed: the Go client knows it is over.
+// A kept-alive lease is left to its keep-alive (a renew of its own would
+// wait for the keep-alive's), given a moment to do it.
+func (wl *workload) revive(ctx context.Context, leases []*lockclient.Lease, opts lockclient.AcquireOptions) bool {
+	if opts.KeepAlive {
+		_ = ctxtime.Sleep(ctx, reviveWait)
+		return !slices.ContainsFunc(leases, func(l *lockclient.Lease) bool { return !l.Valid() })
+	}
+	all := true
+	for _, l := range leases {
+		cctx, cancel := context.WithTimeout(ctx, opTimeout)
+		err := l.Renew(cctx, opts.TTL)
+		cancel()
+		all = all && err == nil && l.Valid()
+	}
+	return all
+}
+
+// staleRenew sends a renew of l without the Go client's validity check,
+// as a process resuming from a pause that keeps no clock of its own
+// would: past the lease's grace window the server must answer not_holder,
+// whoever holds the lock by then.
+func (wl *workload) staleRenew(ctx context.Context, cl *client, l *lockclient.Lease) {
+	body, err := json.Marshal(api.RenewRequest{Resource: l.Resource(), LeaseID: l.ID()})
+	if err != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, clientAttemptTimeout)
+	defer cancel()
+	url := wl.c.URL(wl.c.Members(wl.c.GroupOf(l.Resource()))[0]) + api.PathRenew
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := cl.http.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}
 }
 
 // maybeValidate asks, with ValidateProb, whether the token of one of
@@ -550,6 +626,10 @@ func retryable(err error) bool {
 	}
 	return !errors.Is(err, lockclient.ErrNotGranted)
 }
+
+// reviveWait is how long a client resuming with kept-alive leases in
+// their grace window gives the keep-alive to revive them.
+const reviveWait = 50 * time.Millisecond
 
 // opTimeout bounds one client call (plus any queue wait).
 const opTimeout = 8 * time.Second
