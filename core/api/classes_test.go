@@ -10,7 +10,7 @@ import "testing"
 func TestErrorClasses(t *testing.T) {
 	codes := []Code{CodeInvalidArgument, CodeNotHolder, CodeRequestIDReused, CodeLeaseEnded, CodeUnavailable,
 		CodeOverloaded, CodeOutcomeUnknown, CodeNotFound, CodeMethodNotAllowed, CodeResourceExhausted, CodeCrossShard,
-		CodeInternal, CodeUnauthenticated, CodePermissionDenied, CodeFailedPrecondition, CodeCompacted, CodeDeadlock, Code("from_the_future")}
+		CodeInternal, CodeUnauthenticated, CodePermissionDenied, CodeFailedPrecondition, CodeCompacted, CodeDeadlock, CodeBadGrace, Code("from_the_future")}
 	for _, c := range codes {
 		if c.NotApplied() && c.Indefinite() {
 			t.Errorf("%s is both surely not applied and indefinite", c)
