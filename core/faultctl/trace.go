@@ -44,6 +44,8 @@ type Record struct {
 	Mode      string `json:"m,omitempty"`
 	Token     uint64 `json:"t,omitempty"`
 	ExpiresAt int64  `json:"x,omitempty"`
+	// GraceMs is the lease's grace window (lock.Lease.GraceMs).
+	GraceMs int64 `json:"gr,omitempty"`
 	// Many and ManySize tie a multi request's events together
 	// (lock.Event.Many, ManySize).
 	Many     string `json:"mn,omitempty"`
@@ -116,7 +118,7 @@ func (t GroupTrace) Event(ev lock.Event) {
 	}
 	rec := Record{Kind: KindEvent, Group: t.group, Index: ev.Index, LogTime: ev.LogTime, Event: ev.Kind.String(),
 		Resource: ev.Resource, LeaseID: ev.Lease.ID.String(), Client: ev.Lease.ClientID,
-		Mode: ev.Lease.Mode.String(), Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt}
+		Mode: ev.Lease.Mode.String(), Token: ev.Lease.Token, ExpiresAt: ev.Lease.ExpiresAt, GraceMs: ev.Lease.GraceMs}
 	if !ev.Many.IsZero() {
 		rec.Many, rec.ManySize = ev.Many.String(), ev.ManySize
 	}
