@@ -235,8 +235,7 @@ func (c *Cluster) feed(h *scenarios.Harness, r faultctl.Record) {
 	case faultctl.KindEvent:
 		h.Event(name, checker.TraceEvent{Group: group, Index: r.Index, LogTime: r.LogTime, Kind: r.Event,
 			Resource: r.Resource, LeaseID: r.LeaseID, Client: r.Client, Mode: r.Mode, Token: r.Token, ExpiresAt: r.ExpiresAt,
-			Grace: r.GraceMs * int64(time.Millisecond),
-			Many: r.Many, ManySize: r.ManySize})
+			Many: r.Many, ManySize: r.ManySize, Grace: r.GraceMs * int64(time.Millisecond)})
 	case faultctl.KindApply:
 		h.Applied(name, group, r.Index, r.EntryHash, r.StateDigest, r.LogTime, time.Unix(0, r.At))
 	case faultctl.KindWake:
