@@ -500,6 +500,10 @@ type Quota struct {
 	ClientMaxQueued uint32  `json:"client_max_queued,omitempty"`
 	AcquiresPerSec  float64 `json:"acquires_per_sec,omitempty"`
 	Burst           int     `json:"burst,omitempty"`
+	// DefaultGraceMs is the grace window (README "Grace window") an
+	// acquire in the namespace gets when it asks for none (grace 0), cut
+	// to its TTL.
+	DefaultGraceMs uint32 `json:"default_grace,omitempty"`
 }
 
 // QuotaList is the reply of GET /acl/quotas.

@@ -67,7 +67,8 @@ func quotaExceeded(err error, limit, ns, client string, q lock.Quota) error {
 // admitAcquire checks an acquire of resources, authorized already, against
 // its namespaces' quotas before it is proposed: it spends one of each
 // namespace's acquires per second, and stamps the namespace's held and
-// queued limits into cmd for the state machine to enforce exactly.
+// queued limits into cmd for the state machine to enforce exactly, and its
+// default grace window when cmd asks for none (defaultGrace).
 func (s *Service) admitAcquire(cmd *lock.Command, resources ...string) error {
 	p := s.policy()
 	if p == nil || len(p.Quotas) == 0 {
@@ -75,6 +76,8 @@ func (s *Service) admitAcquire(cmd *lock.Command, resources ...string) error {
 	}
 	var quotas []acl.Quota
 	namespaces := map[string]bool{}
+	// An acquire_many over several namespaces gets the longest default.
+	askedGrace := cmd.GraceMs != 0
 	for _, r := range resources {
 		ns := lock.Namespace(r)
 		if namespaces[ns] {
@@ -83,6 +86,9 @@ func (s *Service) admitAcquire(cmd *lock.Command, resources ...string) error {
 		namespaces[ns] = true
 		if q, ok := p.Quota(ns); ok {
 			quotas = append(quotas, q)
+			if !askedGrace {
+				cmd.GraceMs = max(cmd.GraceMs, defaultGrace(q, cmd.TTLMs))
+			}
 			if !q.Limits().IsZero() {
 				cmd.Quota = q.Limits()
 			}
@@ -97,6 +103,12 @@ func (s *Service) admitAcquire(cmd *lock.Command, resources ...string) error {
 		}
 	}
 	return nil
+}
+
+// defaultGrace is the grace window an acquire of ttlMs asking for none
+// gets in a namespace with quota q: its default, cut to the TTL.
+func defaultGrace(q acl.Quota, ttlMs int64) int64 {
+	return min(int64(q.DefaultGraceMs), ttlMs)
 }
 
 // rates are the acquire token buckets of this member, by namespace: a
