@@ -69,7 +69,7 @@ func TestBugModesRestoreTheirSnapshots(t *testing.T) {
 		t.Run(fmt.Sprintf("%+v", bugs), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				log := drawLog(t)
-				defer logOnFailure(t, log)
+				defer func() { logOnFailure(t, log) }() // log as it is at the failure, not as it was here
 				s := mustNew(t, cfg)
 				for _, e := range log {
 					s.Apply(e)

@@ -12,7 +12,7 @@ import (
 // bytes per resource. The places are kept here rather than in the records so
 // that sifting writes no record: a record that a frozen snapshot shares is
 // then copied only when the lock itself changes (see resourceArena.freeze). Ties break on the fencing token, which is
-// unique, so the order is total and a replica restored from a snapshot
+// unique (then, for locks nobody holds, on the name), so the order is total and a replica restored from a snapshot
 // expires leases in the same order as one that replayed the log (tokens
 // handed to waiters depend on it).
 type expiryHeap struct {
@@ -49,12 +49,19 @@ func (h *expiryHeap) place(id uint32, i int) {
 }
 
 func (h *expiryHeap) less(i, j int) bool {
-	ai, ti := h.arena.peekAt(h.ids[i]).due()
-	aj, tj := h.arena.peekAt(h.ids[j]).due()
+	ri, rj := h.arena.peekAt(h.ids[i]), h.arena.peekAt(h.ids[j])
+	ai, ti := ri.due()
+	aj, tj := rj.due()
 	if ai != aj {
 		return ai < aj
 	}
-	return ti < tj
+	if ti != tj {
+		return ti < tj
+	}
+	// Only locks nobody holds tie here: two multi requests' parts whose
+	// ids agree in their low bits (see resource.due). The name is unique,
+	// so the order stays total and does not depend on the heap's history.
+	return ri.name < rj.name
 }
 
 func (h *expiryHeap) swap(i, j int) {

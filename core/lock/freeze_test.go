@@ -50,7 +50,7 @@ func TestFreezeWhileApplying(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := propConfig()
 		log := drawLog(t)
-		defer logOnFailure(t, log)
+		defer func() { logOnFailure(t, log) }() // log as it is at the failure, not as it was here
 		var cuts []int
 		for i := rapid.IntRange(1, 3).Draw(t, "freezes"); i > 0; i-- {
 			cuts = append(cuts, rapid.IntRange(0, len(log)).Draw(t, "freezeAt"))

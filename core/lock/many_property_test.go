@@ -191,7 +191,7 @@ func TestManyProperties(t *testing.T) {
 		var recent []Command
 		s := mustNew(t, cfg)
 		var log []Entry
-		defer logOnFailure(t, log)
+		defer func() { logOnFailure(t, log) }() // log as it is at the failure, not as it was here
 		monoMs := int64(0)
 		n := rapid.IntRange(1, 120).Draw(t, "entries")
 		for i := 0; i < n; i++ {

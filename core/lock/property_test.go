@@ -426,7 +426,7 @@ func TestMatchesModel(t *testing.T) {
 		m := newRefModel(cfg)
 		inv := &invariantChecker{pending: map[string][]LeaseID{}, cancelled: map[LeaseID]bool{}}
 		outcomes := make([]outcome, 0, len(log))
-		defer logOnFailure(t, log)
+		defer func() { logOnFailure(t, log) }() // log as it is at the failure, not as it was here
 		for _, e := range log {
 			res, events := s.Apply(e)
 			events = copyEvents(events)

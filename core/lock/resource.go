@@ -209,7 +209,9 @@ func (s *State) compatible(r *resource, m Mode) bool {
 // headed by a multi request (reindex keeps no other kind): it is due at
 // that request's deadline, when the queue may move on, tie-broken by the
 // top bit and the low bits of the head's lease id, which tell such
-// resources apart (the parts of one request differ there) and from holders.
+// resources apart from holders and the parts of one request apart (they
+// differ there) but not always parts of two requests: expiryHeap.less
+// breaks that tie on the name.
 func (r *resource) due() (int64, uint64) {
 	if r.first.token == 0 {
 		w := &r.more.queue[0]

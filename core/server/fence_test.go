@@ -13,17 +13,29 @@ import (
 // log, and 0 when nobody holds it (never granted, or every holder gone:
 // it is not a high-water mark); its query is read as strictly as status's.
 // Method: two shared holders, then release them one by one, reading fence
-// after each step; then the bad queries.
+// after each step; then the bad queries. Each answer's log time is not
+// before the one of the answer before it (a read through the log comes
+// after the writes that returned before it). It may be 0: a fresh group's
+// first entry is at log time 0, and the first fence may be that entry.
 func TestFenceIsTheHighestHolderToken(t *testing.T) {
 	ts, _ := newServer(t)
+	var logTime int64 // of the last answer
+	after := func(what string, ms int64) {
+		t.Helper()
+		if ms < logTime {
+			t.Fatalf("%s answered at log time %d ms, before the previous answer's %d ms", what, ms, logTime)
+		}
+		logTime = ms
+	}
 	fence := func(resource string) api.FenceResponse {
 		t.Helper()
 		code, b := do(t, "GET", ts.URL+api.PathFence+"?resource="+resource, "")
 		var out api.FenceResponse
-		if err := json.Unmarshal(b, &out); err != nil || code != 200 || out.Resource != resource || out.LogTimeMs <= 0 ||
-			!strings.Contains(string(b), `"holder_token_max":`) {
+		if err := json.Unmarshal(b, &out); err != nil || code != 200 || out.Resource != resource ||
+			!strings.Contains(string(b), `"holder_token_max":`) || !strings.Contains(string(b), `"log_time":`) {
 			t.Fatalf("fence %s = %d %s", resource, code, b)
 		}
+		after("fence", out.LogTimeMs)
 		return out
 	}
 	acquire := func(client string) api.AcquireResponse {
@@ -33,13 +45,17 @@ func TestFenceIsTheHighestHolderToken(t *testing.T) {
 		if err := json.Unmarshal(b, &out); err != nil || code != 200 || !out.Granted {
 			t.Fatalf("acquire by %s = %d %s", client, code, b)
 		}
+		after("acquire", out.LogTimeMs)
 		return out
 	}
 	release := func(l api.AcquireResponse) {
 		t.Helper()
-		if code, b := do(t, "POST", ts.URL+api.PathRelease, `{"resource":"r","lease_id":"`+l.LeaseID+`"}`); code != 200 {
+		code, b := do(t, "POST", ts.URL+api.PathRelease, `{"resource":"r","lease_id":"`+l.LeaseID+`"}`)
+		var out api.ReleaseResponse
+		if err := json.Unmarshal(b, &out); err != nil || code != 200 {
 			t.Fatalf("release = %d %s", code, b)
 		}
+		after("release", out.LogTimeMs)
 	}
 
 	if got := fence("r").HolderTokenMax; got != 0 {
